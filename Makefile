@@ -1,0 +1,66 @@
+# minhash: PGXS build of the extension, plus the project's entry points.
+#
+#   make demo    install what is missing, build, run a throwaway cluster with real text
+#   make test    everything CI runs (core tests + sanitizers, pg_regress, TAP)
+#   make bench   the benchmark suite (bench/)
+#
+# `make test` and `make demo` work on a fresh machine: they install the Debian
+# packages first, so the PGXS include below may be absent on the first call.
+
+EXTENSION  = minhash
+EXTVERSION = 1.0
+MODULE_big = minhash
+
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+PG_SRCS   = $(sort $(wildcard src/pg/*.cpp src/pg/lsh/*.cpp))
+OBJS      = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+
+# The extension script is assembled from one file per feature (src/sql/NN_*.sql).
+SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+DATA       = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+
+REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CXXFLAGS = -std=c++17 -fno-rtti
+SHLIB_LINK  = -lxxhash -lunistring -lstdc++
+
+# No JIT bitcode: it would need clang at build time and buys nothing for this module.
+override with_llvm = no
+
+PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+.DEFAULT_GOAL := all
+.PHONY: test demo bench coretest tap deps
+
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+else
+all:
+	@echo "PostgreSQL server headers are missing: run 'make demo' or 'make test' (they install them)" >&2
+	@exit 1
+endif
+
+# The core is the hot path: optimise it harder than the glue.
+src/core/%.o: override CXXFLAGS += -O3
+
+$(DATA_built): $(SQL_PARTS)
+	cat $^ > $@
+
+deps:
+	bash scripts/install-deps.sh
+
+test:
+	bash scripts/test.sh
+
+demo:
+	bash scripts/demo.sh
+
+bench:
+	bash bench/run.sh
+
+coretest:
+	bash scripts/coretest.sh

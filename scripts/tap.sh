@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the TAP tests in tests/t with PostgreSQL::Test::Cluster. The clusters
+# they create refuse to run as root, so prove runs as the postgres user with a
+# scratch TESTDIR it owns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+pgxs_perl=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+    mapfile -t tests < <(ls tests/t/*.pl 2>/dev/null | sort)
+fi
+if [ ${#tests[@]} -eq 0 ]; then
+    echo "no TAP tests" >&2
+    exit 1
+fi
+testdir=$(mktemp -d /tmp/minhash-tap.XXXXXX)
+chown postgres: "$testdir"
+trap 'rm -rf "$testdir"' EXIT
+runuser -u postgres -- env \
+    PATH="/usr/lib/postgresql/15/bin:$PATH" \
+    TESTDIR="$testdir" PG_REGRESS=/bin/false \
+    PGPORT=$((30000 + RANDOM % 20000)) \
+    MINHASH_SRC="$root" \
+    prove -I "$pgxs_perl" -I "$root/tests/t" --timer "${tests[@]/#/$root/}"

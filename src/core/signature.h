@@ -1,0 +1,48 @@
+// MinHash signatures: k hash functions standing in for k random permutations.
+// A signature holds, for each function, the minimum over the set's elements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/shingle.h"
+
+namespace minhash {
+
+constexpr int kMinNumPerm = 1;
+constexpr int kMaxNumPerm = 1024;
+constexpr int kDefaultNumPerm = 128;
+constexpr uint64_t kDefaultSeed = 1;
+// The value of every position in the signature of the empty set.
+constexpr uint32_t kEmptyValue = UINT32_MAX;
+
+// Parameters of the k hash functions, derived deterministically from
+// (seed, index) only -- not from k -- so the first j functions of a k-function
+// family are the j-function family: a signature's prefix is a valid signature.
+// Trivially copyable on purpose: the PostgreSQL glue caches it in palloc'd memory.
+struct PermutationFamily {
+    int num_perm;
+    uint64_t seed;
+    uint64_t a[kMaxNumPerm];
+    uint64_t b[kMaxNumPerm];
+};
+
+void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed) noexcept;
+
+// sig[0..k) = kEmptyValue
+void signature_init(uint32_t *sig, int num_perm) noexcept;
+
+// Folds n element hashes (from hash_bytes) into sig: sig[i] = min(sig[i], h_i(x)).
+void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                      uint32_t *sig) noexcept;
+
+// Shingles doc and folds every shingle into sig (which must be initialised).
+// Polls interrupt between blocks; on Interrupted sig is incomplete.
+Status signature_of_text(const PermutationFamily &family, std::string_view doc,
+                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt);
+
+// Element-wise minimum: the signature of the union of the two sets.
+void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept;
+
+}  // namespace minhash
