@@ -9,7 +9,8 @@
 # to be sourced: it exports PGHOST, PGPORT, PGUSER and PGDATABASE.
 set -euo pipefail
 
-PGBIN=/usr/lib/postgresql/15/bin
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
 cmd=${1:?usage: pgcluster.sh start|stop DIR}
 dir=${2:?usage: pgcluster.sh start|stop DIR}
 shift 2

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-pgxs_perl=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+pgxs_perl="$(dirname "$("$PG_CONFIG" --pgxs)")/../test/perl"
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     mapfile -t tests < <(ls tests/t/*.pl 2>/dev/null | sort)
@@ -18,7 +19,7 @@ testdir=$(mktemp -d /tmp/minhash-tap.XXXXXX)
 chown postgres: "$testdir"
 trap 'rm -rf "$testdir"' EXIT
 runuser -u postgres -- env \
-    PATH="/usr/lib/postgresql/15/bin:$PATH" \
+    PATH="$("$PG_CONFIG" --bindir):$PATH" PG_CONFIG="$PG_CONFIG" \
     TESTDIR="$testdir" PG_REGRESS=/bin/false \
     PGPORT=$((30000 + RANDOM % 20000)) \
     MINHASH_SRC="$root" \
