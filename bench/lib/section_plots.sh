@@ -141,6 +141,7 @@ SELECT count(*) FROM (
   SELECT 1 FROM s a JOIN s b ON a.id < b.id WHERE a.sig % b.sig) x;
 SQL
     lsh_sql) script_ms <<SQL ;;
+SET enable_nestloop = off;  -- buckets are a hash join; CTE row estimates can mislead the planner
 SELECT count(*) FROM (
   WITH s AS MATERIALIZED (SELECT id, minhash(body) AS sig FROM docs WHERE id <= $n),
        h AS MATERIALIZED (SELECT id, unnest(minhash_bands(sig, $b, $r)) AS band FROM s),

@@ -6,7 +6,7 @@ set xlabel "n documents (log scale)"
 set ylabel "seconds (log scale)"
 set logscale xy
 set format y "%g"
-set key top left
+set key bottom right
 f(m) = (strcol(1) eq m)
 plot dir.'/time_vs_n.tsv' using 2:(f('brute') ? $3 : NaN) with linespoints pt 7 lc rgb "#d62728" title "brute force: exact Jaccard of shingle arrays, all pairs", \
      '' using 2:(f('signatures') ? $3 : NaN) with linespoints pt 5 lc rgb "#ff7f0e" title "signatures: minhash, then % on all pairs", \
