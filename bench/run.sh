@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The minhash benchmark (`make bench`).
 #
-#   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--keep]
+#   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
 #
 # Builds the extension and bench/'s programs, generates (or reuses) the
 # deterministic corpus for the scale, starts a scratch cluster, loads the data
@@ -12,6 +12,8 @@
 # papers' experiments as plots in bench/plots/.
 #
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
+# --profile: also perf-profile the signature scan and the index queries.
+# --keep: leave the scratch cluster's directory behind (for inspection).
 # A section whose feature has not been built prints "not available: ...".
 # Tables also go to bench/results/<scale>/report.md.
 set -euo pipefail
@@ -19,14 +21,15 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 bench=$root/bench
 
-scale=10k smoke=0 plots=1 keep=0
+scale=10k smoke=0 plots=1 keep=0 profile=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --scale) scale=${2:?--scale needs 10k, 100k or 1m}; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --no-plots) plots=0; shift ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--keep]" >&2; exit 2 ;;
+    --profile) profile=1; shift ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]" >&2; exit 2 ;;
     esac
 done
 [ "$smoke" = 1 ] && scale=10k
@@ -118,6 +121,7 @@ section_index
 section_queries
 section_allpairs
 section_targets
+[ "$profile" = 1 ] && section_profile
 [ "$plots" = 1 ] && section_plots
 
 echo
