@@ -13,6 +13,7 @@
 extern "C" {
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -39,12 +40,19 @@ skip_space(const char *p)
 	return p;
 }
 
+/* Literals longer than this are cut in messages: a 1024-value signature is 10 kB. */
+#define LITERAL_SHOWN 64
+
 pg_attribute_noreturn() static void
 bad_literal(const char *str, const char *detail)
 {
+	int			len = strlen(str);
+	int			shown = pg_mbcliplen(str, len, LITERAL_SHOWN);
+
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid input syntax for type %s: \"%s\"", "minhash", str),
+			 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
+					shown, str, shown < len ? "..." : ""),
 			 errdetail_internal("%s", detail),
 			 errhint("The text form is seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values.",
 					 MINHASH_MAX_NUM_PERM)));

@@ -16,6 +16,25 @@ CREATE FUNCTION minhash(doc text, unit text DEFAULT 'word', k integer DEFAULT 0,
 COMMENT ON FUNCTION minhash(text, text, integer, integer, bigint) IS
     'MinHash signature of the shingles of a document';
 
+-- minhash(x) with one argument is also the function-style cast x::minhash,
+-- which the parser prefers unless a function matches x's type exactly: these
+-- overloads keep minhash(varchar_column) a signature, not a parse error.
+-- (A bare literal, minhash('...'), is still the cast: write '...'::text.)
+CREATE FUNCTION minhash(doc varchar, unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(varchar, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document';
+
+-- bpchar's padding is whitespace, which shingling normalizes away.
+CREATE FUNCTION minhash(doc bpchar, unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(bpchar, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document';
+
 CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
     AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
