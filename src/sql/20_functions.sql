@@ -39,7 +39,7 @@ CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bi
     RETURNS minhash
     AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
-    'MinHash signature of the set of non-NULL array elements, compared by text form';
+    'MinHash signature of the set of non-NULL array elements, identified by their text form (for dates, timestamps, floats it follows DateStyle, TimeZone, extra_float_digits)';
 
 CREATE FUNCTION jaccard(a minhash, b minhash) RETURNS double precision
     AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
