@@ -20,6 +20,9 @@ SELECT (SELECT minhash_agg(x ORDER BY x) FROM generate_series(1, 100) x)
        AS order_and_repeats,
        (SELECT minhash_agg(x) FROM generate_series(1, 100) x)
      = (SELECT minhash_agg(x::text) FROM generate_series(1, 100) x) AS int_equals_text;
+-- aggregating a document's shingles gives the document's signature
+SELECT minhash_agg(sh) = minhash('The quick brown fox jumps over the lazy dog near the bank'::text, k => 3) AS doc_signature
+FROM unnest(minhash_shingles('The quick brown fox jumps over the lazy dog near the bank', 3)) sh;
 -- grouped, against the per-group array form
 SELECT grp, minhash_agg(word, 32, 1) = minhash(array_agg(word), 32, 1) AS same,
        abs(minhash_cardinality(minhash_agg(item, 1024, 1)) / count(DISTINCT item) - 1) < 0.15 AS cardinality_close
