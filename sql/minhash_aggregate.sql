@@ -42,6 +42,10 @@ SELECT minhash_merge_agg(s) IS NULL AS no_rows FROM (SELECT '1:[1]'::minhash WHE
 SELECT x, minhash_agg(x, 8, 1) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_agg,
        minhash_merge_agg(minhash(ARRAY[x], 8, 1)) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_merge
 FROM generate_series(1, 5) x WINDOW w AS (ORDER BY x) ORDER BY x;
+-- a moving frame restarts the aggregate for every row
+SELECT x, minhash_agg(x, 8, 1) OVER w = minhash(ARRAY[greatest(x - 1, 1), x], 8, 1) AS moving_agg,
+       minhash_merge_agg(minhash(ARRAY[x], 8, 1)) OVER w = minhash(ARRAY[greatest(x - 1, 1), x], 8, 1) AS moving_merge
+FROM generate_series(1, 4) x WINDOW w AS (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) ORDER BY x;
 
 -- Parallel aggregation: workers build partial signatures, the leader
 -- combines them (serialized as bytea); the result equals the serial one.
