@@ -17,8 +17,8 @@ _PG_init(void)
 	minhash_guc_init();
 
 	/*
-	 * Index access method setup (GUCs, reloptions) goes here, before the
-	 * prefix is reserved below.
+	 * The lsh index access method's setup (its GUCs and reloptions):
+	 * lsh_init() from src/pg/lsh/ goes here, before the prefix is reserved.
 	 */
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
