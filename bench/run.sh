@@ -45,7 +45,7 @@ esac
 CORE_MIN_TIME=0.5
 PLOT_BUDGET_S=20
 if [ "$smoke" = 1 ]; then
-    NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=1.5
+    NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=0.5
 fi
 EXTRA=$((ROWS / 20))   # rows inserted after the index build (then deleted again)
 label=$scale; [ "$smoke" = 1 ] && label=smoke
@@ -64,8 +64,8 @@ started=$(date +%s)
 . "$bench/lib/common.sh"
 for f in "$bench"/lib/section_*.sh; do . "$f"; done
 
-echo "== dependencies and build =="
-bash scripts/install-deps.sh gnuplot-nox
+section "dependencies and build"
+bash scripts/install-deps.sh gnuplot-nox postgresql-15-rum
 PGBIN=$("$PG_CONFIG" --bindir)
 export PGBIN
 
@@ -83,7 +83,7 @@ if ls src/pg/*.cpp >/dev/null 2>&1; then
 fi
 export have_ext
 
-echo "== data ($ROWS rows + $EXTRA for inserts) =="
+section "data ($ROWS rows + $EXTRA for inserts)"
 gen=$bench/build/minhash-gen
 if [ ! -s "$DATA/docs.tsv" ] || [ "$gen" -nt "$DATA/docs.tsv" ]; then
     "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"

@@ -21,7 +21,7 @@ allpairs_function() {
 }
 
 section_allpairs() {
-    echo "== all pairs =="
+    section "all pairs"
     if [ "$have_ext" != 1 ] || [ "${LSH_INDEX:-0}" != 1 ]; then
         not_available "lsh index (issue 3; all pairs need it)"
         return

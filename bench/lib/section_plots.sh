@@ -15,7 +15,7 @@ gp() {  # script, extra gnuplot assignments
 }
 
 section_plots() {
-    echo "== seed experiments (plots) =="
+    section "seed experiments (plots)"
     PLOTS=$RESULTS/plots
     mkdir -p "$PLOTS"
     if [ "$have_ext" != 1 ] || ! have_fn minhash_shingles || ! have_fn jaccard; then
