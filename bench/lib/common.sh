@@ -100,7 +100,7 @@ pgbench_latency() {
 plan_of() {
     psql -X -q -tA -c "EXPLAIN (COSTS OFF) $1" |
         grep -oE '(Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)( Backward)? (using|on) (docs[a-z_0-9]*)' |
-        grep -vE 'queries' | head -n 1
+        grep -vE 'queries' | tail -n 1
 }
 
 # "cpu_s wall_s" of one statement: the backend's user+system CPU time from
