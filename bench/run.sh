@@ -85,7 +85,11 @@ export have_ext
 
 section "data ($ROWS rows + $EXTRA for inserts)"
 gen=$bench/build/minhash-gen
-if [ ! -s "$DATA/docs.tsv" ] || [ "$gen" -nt "$DATA/docs.tsv" ]; then
+stale=0
+for f in docs truth baskets baskets_truth perms; do
+    if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
+done
+if [ "$stale" = 1 ]; then
     "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"
     "$gen" baskets --rows "$ROWS" --out "$DATA/baskets.tsv" --truth "$DATA/baskets_truth.tsv"
     "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
