@@ -181,7 +181,7 @@ sub check_writers
 	# All writers have exited once the postmaster has begun the crash
 	# restart, so the poll below cannot reach the old server.
 	finish_writers(@w);
-	$node->poll_query_until('postgres', 'SELECT 1')
+	$node->poll_query_until('postgres', 'SELECT true')
 	  or die 'server did not come back after the crash';
 	check_writers('backend kill -9', @w);
 	ok($node->log_contains('terminated by signal 9'),
@@ -197,7 +197,7 @@ sub check_writers
 	$node->safe_psql('postgres', 'CHECKPOINT');
 	wait_for_rows(\@w, 0, 3000);
 	my $killed = kill9_cluster($node);
-	cmp_ok($killed, '>', 4, "kill -9 hit the postmaster and its $killed processes");
+	cmp_ok($killed, '>', 4, "kill -9 hit all $killed processes of the server");
 	finish_writers(@w, $d);
 	$node->start;
 	check_writers('server kill -9', @w);

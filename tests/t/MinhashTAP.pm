@@ -151,8 +151,9 @@ sub cluster_pids
 }
 
 # kill -9 the postmaster and every process of the cluster at once, as a power
-# cut would, and wait until they are all gone (a leftover process attached to
-# shared memory would stop the next start).
+# cut would, and wait until they are all gone: a leftover process attached to
+# shared memory, or a postmaster not yet reaped (a zombie still "exists" for
+# the lock-file check), would stop the next start.
 sub kill9_cluster
 {
 	my ($node) = @_;
@@ -160,11 +161,11 @@ sub kill9_cluster
 	die 'no process found for ' . $node->name unless @pids;
 	$node->kill9;    # the postmaster; marks the node stopped
 	kill 'KILL', @pids;
-	for (1 .. 1000)
+	for (1 .. 3000)
 	{
 		my @left = cluster_pids($node);
-		return scalar(@pids) unless @left;
 		kill 'KILL', @left;
+		return scalar(@pids) unless @left || grep { kill 0, $_ } @pids;
 		usleep(10_000);
 	}
 	die 'processes of ' . $node->name . ' survived SIGKILL';
