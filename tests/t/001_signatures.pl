@@ -17,8 +17,6 @@ create_schema($node, 't');
 sub q1 { return $node->safe_psql('postgres', $_[0]); }
 
 # --- shape and text form -------------------------------------------------
-# (A lone unknown literal, minhash('...'), is a function-style cast to the type
-# in PostgreSQL; a document needs ::text or a second argument.)
 my $doc = 'the quick brown fox jumps over the lazy dog and runs far away';
 is( q1("SELECT minhash_num_perm(minhash('$doc'::text)), minhash_seed(minhash('$doc'::text))"),
 	'128|1', 'defaults: k = 128, seed 1');
@@ -28,6 +26,8 @@ like(
 	'text form is seed:[v1,...,vk] with k values');
 is( q1("SELECT s::text::minhash = s FROM (SELECT minhash('$doc', 'char', 3, 64, 42) s) x"),
 	't', 'text form round-trips');
+is( q1("SELECT minhash('$doc') = minhash('$doc'::text)"),
+	't', 'a bare literal is a document, not a signature literal');
 is( q1("SELECT minhash('$doc'::text) = minhash(minhash_shingles('$doc'))"),
 	't', 'minhash(doc) equals minhash of its shingles');
 is( q1("SELECT minhash(ARRAY[1, 2, 3, 40]) = minhash(ARRAY['1', '2', '3', '40'])"),
