@@ -42,6 +42,10 @@ struct ShingleSpec {
     int k = 5;  // 1..kMaxShingleSize, validated by the caller
 };
 
+// The k the functions below use: spec.k, or the unit's default if k < 1, at
+// most kMaxShingleSize (a safety net; the caller reports bad k to the user).
+int clamp_shingle_size(const ShingleSpec &spec) noexcept;
+
 // A document in normalized form and where its shingles start and end.
 struct NormalizedText {
     std::string text;              // lowercased, units separated as described above
@@ -49,8 +53,10 @@ struct NormalizedText {
     std::vector<uint32_t> ends;    // byte offset one past each unit
 };
 
-// Input must be valid UTF-8 (PostgreSQL guarantees it for text in a UTF-8
-// database; the glue converts other encodings first).
+// Input should be UTF-8 (PostgreSQL guarantees valid text in a UTF-8
+// database; the glue converts other encodings first). Malformed bytes are
+// tolerated: each acts as a separator (whitespace in character mode).
+// Control characters are separators too.
 NormalizedText normalize(std::string_view doc, ShingleUnit unit);
 
 // Calls fn(std::string_view shingle) for every shingle, in document order,

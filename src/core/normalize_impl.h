@@ -1,0 +1,172 @@
+// The normalizer shared by normalize() (which records every unit) and
+// signature_of_text() (which streams units into a window of the last k):
+// one pass over the UTF-8 input that writes the normalized text into a
+// caller's buffer and reports each completed unit as a byte range of it.
+//
+// ASCII is classified and lowercased by table lookup, inline; only bytes
+// ≥ 0x80 go through libunistring (classify_non_ascii in shingle.cpp).
+//
+// Private to src/core: not part of the API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/shingle.h"
+
+namespace minhash {
+namespace detail {
+
+// Output never exceeds 2 bytes per input byte: ASCII maps to one byte, a
+// lowercased non-ASCII code point of m ≥ 2 bytes needs at most 4 ≤ 2m bytes
+// (in practice at most m + 1, e.g. U+023A → U+2C65), and each inserted space
+// stands for at least one separator byte of input.
+inline size_t normalized_capacity(size_t input_len) { return 2 * input_len + 8; }
+
+// Byte classes. In word mode: Token (letter or digit), Mark (a combining
+// mark: part of a token only when it continues one, so "e\u0301" stays one
+// word) and Separator. In character mode: Unit or Separator (whitespace,
+// control characters and malformed UTF-8 all act as whitespace).
+enum : uint8_t { kSeparator = 0, kToken = 1, kMark = 2, kUnit = 3 };
+
+struct AsciiTables {
+    uint8_t word_class[128];
+    uint8_t char_class[128];
+    char lower[128];
+};
+extern const AsciiTables kAscii;
+
+// One non-ASCII code point (or one malformed byte) starting at s, n ≥ 1
+// bytes available: its input length, its class and its lowercased UTF-8.
+struct NonAscii {
+    uint8_t in_len;   // 1..4
+    uint8_t cls;      // as above, for the unit kind asked
+    uint8_t out_len;  // 0..4
+    char out[4];
+};
+void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAscii *cp) noexcept;
+
+// Every kTickBytes of input the normalizer calls sink.tick() (interrupt polling).
+constexpr size_t kTickBytes = size_t(1) << 16;
+
+// Calls sink.unit(start, end) for every unit (word, or code point including
+// the single space that replaces a whitespace run) as soon as it is complete,
+// in order; offsets index `out`, which must hold normalized_capacity(doc.size())
+// bytes. Returns false as soon as unit() or tick() returns false.
+// *out_len receives the normalized length.
+template <class Sink>
+bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *out_len, Sink &sink) {
+    const auto *in = reinterpret_cast<const unsigned char *>(doc.data());
+    const size_t n = doc.size();
+    size_t i = 0;
+    size_t o = 0;
+    size_t next_tick = kTickBytes;
+    *out_len = 0;
+
+    if (unit == ShingleUnit::Word) {
+        bool in_token = false;
+        size_t token_start = 0;
+        while (i < n) {
+            if (i >= next_tick) {
+                next_tick = i + kTickBytes;
+                if (!sink.tick())
+                    return false;
+            }
+            const unsigned char c = in[i];
+            uint8_t cls;
+            NonAscii cp;
+            if (c < 0x80) {
+                cls = kAscii.word_class[c];
+            } else {
+                classify_non_ascii(in + i, n - i, true, &cp);
+                cls = cp.cls;
+                if (cls == kMark && !in_token)
+                    cls = kSeparator;
+            }
+            if (cls == kSeparator) {
+                if (in_token) {
+                    in_token = false;
+                    if (!sink.unit(uint32_t(token_start), uint32_t(o)))
+                        return false;
+                }
+                i += c < 0x80 ? 1 : cp.in_len;
+                continue;
+            }
+            if (!in_token) {
+                if (o > 0)
+                    out[o++] = ' ';
+                token_start = o;
+                in_token = true;
+            }
+            if (c < 0x80) {
+                out[o++] = kAscii.lower[c];
+                ++i;
+                // The common case: the rest of an ASCII word.
+                while (i < n && in[i] < 0x80 && kAscii.word_class[in[i]] == kToken)
+                    out[o++] = kAscii.lower[in[i++]];
+            } else {
+                for (int b = 0; b < cp.out_len; ++b)
+                    out[o++] = cp.out[b];
+                i += cp.in_len;
+            }
+        }
+        if (in_token && !sink.unit(uint32_t(token_start), uint32_t(o)))
+            return false;
+        *out_len = o;
+        return true;
+    }
+
+    // Character units. A whitespace run becomes one pending space, written
+    // (as a unit of its own) only when another unit follows: trimmed at both ends.
+    const bool keep_spaces = unit == ShingleUnit::Char;
+    bool pending_space = false;
+    while (i < n) {
+        if (i >= next_tick) {
+            next_tick = i + kTickBytes;
+            if (!sink.tick())
+                return false;
+        }
+        const unsigned char c = in[i];
+        if (c < 0x80) {
+            ++i;
+            if (kAscii.char_class[c] == kSeparator) {
+                pending_space = o > 0;
+                continue;
+            }
+            if (pending_space && keep_spaces) {
+                out[o++] = ' ';
+                if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
+                    return false;
+            }
+            pending_space = false;
+            out[o++] = kAscii.lower[c];
+            if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
+                return false;
+            continue;
+        }
+        NonAscii cp;
+        classify_non_ascii(in + i, n - i, false, &cp);
+        i += cp.in_len;
+        if (cp.cls == kSeparator) {
+            pending_space = o > 0;
+            continue;
+        }
+        if (pending_space && keep_spaces) {
+            out[o++] = ' ';
+            if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
+                return false;
+        }
+        pending_space = false;
+        const size_t start = o;
+        for (int b = 0; b < cp.out_len; ++b)
+            out[o++] = cp.out[b];
+        if (!sink.unit(uint32_t(start), uint32_t(o)))
+            return false;
+    }
+    *out_len = o;
+    return true;
+}
+
+}  // namespace detail
+}  // namespace minhash

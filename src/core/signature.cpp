@@ -1,0 +1,207 @@
+// MinHash signatures.
+//
+// The hash family. Each shingle is hashed once with XXH3-64 and folded to a
+// 32-bit key x = lo ^ hi. Function i is Dietzfelbinger's multiply-add-shift
+//
+//     h_i(x) = ((a_i · x + b_i) mod 2^64) >> 32,     a_i, b_i 64-bit,
+//
+// which is strongly universal (pairwise independent) from 32-bit keys to
+// 32-bit values when a_i, b_i are uniform (Dietzfelbinger 1996; Thorup,
+// "High speed hashing for integers and strings"). Why this family rather than
+// the ones the seeds compare:
+//  - modular ((a·x + b) mod p, p = 2^61−1) has the same guarantee but needs a
+//    128-bit product and a reduction per function;
+//  - plain multiplicative hashing (a·x >> s) is only universal, not
+//    pairwise independent;
+//  - Murmur3/Jenkins with k seeds cost a full hash per function (k times the
+//    work) and give no stated independence guarantee.
+// Here a function costs one multiply-add on 32-bit halves: a·x mod 2^64 =
+// lo(a)·x + (hi(a)·x << 32), and only the top 32 bits are kept, so
+// hi(a)·x is needed mod 2^32 only. That maps onto vpmuludq (32×32→64) and
+// vpmulld (32×32→32) in SIMD lanes, many shingles per pass over the
+// signature (see signature_avx2.cpp). The keys themselves are XXH3 outputs,
+// so the family is applied to well-spread values and behaves like k random
+// permutations for MinHash in practice (the unbiasedness test checks it).
+//
+// a_i and b_i are outputs 2i and 2i+1 of splitmix64 seeded with `seed`: they
+// depend on (seed, i) only, never on k, so a signature's prefix of length j
+// is the j-function signature. All arithmetic is integer: bit-identical on
+// every machine and in every kernel.
+#include "core/signature.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "core/hash.h"
+#include "core/normalize_impl.h"
+#include "core/signature_impl.h"
+
+namespace minhash {
+
+namespace {
+
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+
+// The n-th output (n ≥ 1) of splitmix64 seeded with `seed` (Steele et al.,
+// "Fast splittable pseudorandom number generators").
+uint64_t splitmix64_nth(uint64_t seed, uint64_t n) {
+    uint64_t z = seed + n * kGolden;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+int clamp_num_perm(int k) { return std::clamp(k, kMinNumPerm, kMaxNumPerm); }
+
+using UpdateFn = void (*)(const PermutationFamily &, const uint64_t *, size_t, uint32_t *) noexcept;
+
+UpdateFn choose_kernel() {
+    return detail::cpu_has_avx2() ? detail::signature_update_avx2
+                                  : detail::signature_update_portable;
+}
+
+}  // namespace
+
+namespace detail {
+
+// Several shingles per pass: each a_i, b_i and sig[i] is loaded once per
+// block instead of once per shingle. A short final block is padded with
+// copies of its first key, which cannot change a minimum.
+void signature_update_portable(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                               uint32_t *sig) noexcept {
+    constexpr size_t kBlock = 8;
+    const int k = clamp_num_perm(family.num_perm);
+    for (size_t done = 0; done < n; done += kBlock) {
+        uint32_t x[kBlock];
+        const size_t m = std::min(kBlock, n - done);
+        for (size_t j = 0; j < kBlock; ++j)
+            x[j] = fold_hash(hashes[done + (j < m ? j : 0)]);
+        for (int i = 0; i < k; ++i) {
+            const uint64_t a = family.a[i];
+            const uint64_t b = family.b[i];
+            uint32_t v = sig[i];
+            for (size_t j = 0; j < kBlock; ++j)
+                v = std::min(v, permute(a, b, x[j]));
+            sig[i] = v;
+        }
+    }
+}
+
+}  // namespace detail
+
+void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed) noexcept {
+    const int k = clamp_num_perm(num_perm);
+    family->num_perm = k;
+    family->seed = seed;
+    for (int i = 0; i < k; ++i) {
+        family->a[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 1);
+        family->b[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 2);
+    }
+    // Unused tail zeroed so the struct's bytes are a function of (k, seed).
+    for (int i = k; i < kMaxNumPerm; ++i)
+        family->a[i] = family->b[i] = 0;
+}
+
+void signature_init(uint32_t *sig, int num_perm) noexcept {
+    std::fill(sig, sig + clamp_num_perm(num_perm), kEmptyValue);
+}
+
+void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                      uint32_t *sig) noexcept {
+    static const UpdateFn kernel = choose_kernel();
+    kernel(family, hashes, n, sig);
+}
+
+void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept {
+    const int k = clamp_num_perm(num_perm);
+    for (int i = 0; i < k; ++i)
+        into[i] = std::min(into[i], other[i]);
+}
+
+namespace {
+
+// Receives units from the normalizer, keeps the starts of the last k in a
+// ring, hashes each complete window as a substring of the normalized text and
+// folds hashes into the signature a block at a time.
+class SignatureSink {
+  public:
+    SignatureSink(const PermutationFamily &family, const char *text, int k, uint32_t *sig,
+                  InterruptFlag interrupt)
+        : family_(family), text_(text), k_(k), sig_(sig), interrupt_(interrupt) {}
+
+    bool unit(uint32_t start, uint32_t end) {
+        ring_[pos_] = start;
+        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
+        ++count_;
+        last_end_ = end;
+        if (count_ >= static_cast<uint64_t>(k_)) {
+            const uint32_t first = ring_[pos_];  // start of unit count_ − k
+            push(hash_bytes(text_ + first, end - first));
+        }
+        return !interrupted_;
+    }
+
+    bool tick() {
+        if (interrupt_ && *interrupt_)
+            interrupted_ = true;
+        return !interrupted_;
+    }
+
+    // A text with fewer than k units is one shingle: all of it.
+    void finish() {
+        if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
+            push(hash_bytes(text_, last_end_));
+        flush();
+    }
+
+    bool interrupted() const { return interrupted_; }
+
+  private:
+    static constexpr size_t kBlock = 64;
+
+    void push(uint64_t h) {
+        block_[nblock_++] = h;
+        if (nblock_ == kBlock) {
+            flush();
+            tick();
+        }
+    }
+    void flush() {
+        signature_update(family_, block_, nblock_, sig_);
+        nblock_ = 0;
+    }
+
+    const PermutationFamily &family_;
+    const char *text_;
+    const int k_;
+    uint32_t *sig_;
+    InterruptFlag interrupt_;
+    bool interrupted_ = false;
+    int pos_ = 0;
+    uint64_t count_ = 0;
+    uint32_t last_end_ = 0;
+    size_t nblock_ = 0;
+    uint32_t ring_[kMaxShingleSize];
+    uint64_t block_[kBlock];
+};
+
+}  // namespace
+
+Status signature_of_text(const PermutationFamily &family, std::string_view doc,
+                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) {
+    if (doc.size() > (UINT32_MAX - 8) / 2)
+        throw std::length_error("document too large to shingle");
+    const int k = clamp_shingle_size(spec);
+    // The one allocation: the normalized text, hashed in place.
+    std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+    SignatureSink sink(family, text.get(), k, sig, interrupt);
+    size_t len = 0;
+    if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
+        return Status::Interrupted;
+    sink.finish();
+    return sink.interrupted() ? Status::Interrupted : Status::Ok;
+}
+
+}  // namespace minhash

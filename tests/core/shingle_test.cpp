@@ -1,0 +1,174 @@
+// Known-value tests for normalization and both shingle kinds.
+#include "core/shingle.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using minhash::distinct_shingles;
+using minhash::normalize;
+using minhash::ShingleSpec;
+using minhash::ShingleUnit;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+Strings words(const std::string &doc, int k) { return distinct_shingles(doc, ShingleSpec{ShingleUnit::Word, k}); }
+Strings chars(const std::string &doc, int k) { return distinct_shingles(doc, ShingleSpec{ShingleUnit::Char, k}); }
+Strings nospace(const std::string &doc, int k) {
+    return distinct_shingles(doc, ShingleSpec{ShingleUnit::CharNoSpace, k});
+}
+
+// The units of a normalized text, as strings.
+Strings units(const std::string &doc, ShingleUnit unit) {
+    const auto norm = normalize(doc, unit);
+    EXPECT_EQ(norm.starts.size(), norm.ends.size());
+    Strings out;
+    for (size_t i = 0; i < norm.starts.size(); ++i)
+        out.push_back(norm.text.substr(norm.starts[i], norm.ends[i] - norm.starts[i]));
+    return out;
+}
+
+}  // namespace
+
+TEST(ShingleUnit, DefaultsAndNames) {
+    EXPECT_EQ(minhash::default_shingle_size(ShingleUnit::Word), 5);
+    EXPECT_EQ(minhash::default_shingle_size(ShingleUnit::Char), 9);
+    EXPECT_EQ(minhash::default_shingle_size(ShingleUnit::CharNoSpace), 9);
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace}) {
+        ShingleUnit parsed;
+        ASSERT_TRUE(minhash::parse_shingle_unit(minhash::shingle_unit_name(u), &parsed));
+        EXPECT_EQ(parsed, u);
+    }
+    ShingleUnit parsed;
+    EXPECT_FALSE(minhash::parse_shingle_unit("Word", &parsed));
+    EXPECT_FALSE(minhash::parse_shingle_unit("", &parsed));
+    EXPECT_FALSE(minhash::parse_shingle_unit("chars", &parsed));
+}
+
+TEST(WordShingles, NonAsciiLettersAreLoweredAndPunctuationSeparates) {
+    const std::string doc = "Ça va? Über-Größe";
+    EXPECT_EQ(normalize(doc, ShingleUnit::Word).text, "ça va über größe");
+    EXPECT_EQ(units(doc, ShingleUnit::Word), (Strings{"ça", "va", "über", "größe"}));
+    EXPECT_EQ(words(doc, 2), (Strings{"ça va", "va über", "über größe"}));
+    EXPECT_EQ(words(doc, 4), (Strings{"ça va über größe"}));
+}
+
+TEST(WordShingles, OtherScripts) {
+    EXPECT_EQ(units("ПРИВЕТ, Мир! Ελληνικά ΣΟΦΙΑ", ShingleUnit::Word),
+              (Strings{"привет", "мир", "ελληνικά", "σοφια"}));
+    // CJK ideographs are letters; a run without spaces is one token.
+    EXPECT_EQ(units("中文 文本。日本", ShingleUnit::Word), (Strings{"中文", "文本", "日本"}));
+    // Arabic-Indic digits are decimal digits.
+    EXPECT_EQ(units("رقم ٣٤ x", ShingleUnit::Word), (Strings{"رقم", "٣٤", "x"}));
+}
+
+TEST(WordShingles, DigitsAndPunctuation) {
+    EXPECT_EQ(units("Version 2.0 has 3 bugs; C3PO's 42nd!", ShingleUnit::Word),
+              (Strings{"version", "2", "0", "has", "3", "bugs", "c3po", "s", "42nd"}));
+    EXPECT_EQ(units("hello,world!!!foo___bar", ShingleUnit::Word),
+              (Strings{"hello", "world", "foo", "bar"}));
+    EXPECT_EQ(words("a-b-c-d-e-f", 5), (Strings{"a b c d e", "b c d e f"}));
+}
+
+TEST(WordShingles, WhitespaceRunsCollapse) {
+    EXPECT_EQ(normalize("  \t one\n\n  two\r\nthree  ", ShingleUnit::Word).text, "one two three");
+    // U+00A0 NO-BREAK SPACE and U+3000 IDEOGRAPHIC SPACE separate too.
+    EXPECT_EQ(normalize("one\u00a0two\u3000three", ShingleUnit::Word).text, "one two three");
+}
+
+TEST(WordShingles, CombiningMarksStayInTheirWord) {
+    // "e" + U+0301 COMBINING ACUTE ACCENT continues the token ...
+    EXPECT_EQ(units("Cafe\u0301 ole", ShingleUnit::Word), (Strings{"cafe\u0301", "ole"}));
+    // ... but a mark with no letter before it is not a word on its own.
+    EXPECT_EQ(units("\u0301 x", ShingleUnit::Word), (Strings{"x"}));
+}
+
+TEST(WordShingles, DefaultSizeWindowsAndRepeats) {
+    EXPECT_EQ(words("The quick brown fox jumps over the lazy dog", 5),
+              (Strings{"the quick brown fox jumps", "quick brown fox jumps over",
+                       "brown fox jumps over the", "fox jumps over the lazy",
+                       "jumps over the lazy dog"}));
+    // Distinct, in order of first appearance.
+    EXPECT_EQ(words("a b a b a b A B", 2), (Strings{"a b", "b a"}));
+    EXPECT_EQ(words("x y z", 1), (Strings{"x", "y", "z"}));
+}
+
+TEST(WordShingles, ShortTextIsOneShingleAndEmptyIsNone) {
+    EXPECT_EQ(words("Hello, World", 5), (Strings{"hello world"}));
+    EXPECT_EQ(words("one two three four five", 5), (Strings{"one two three four five"}));
+    EXPECT_EQ(words("solo", 5), (Strings{"solo"}));
+    EXPECT_TRUE(words("", 5).empty());
+    EXPECT_TRUE(words("  ,;!? -- ", 5).empty());
+}
+
+TEST(CharShingles, WhitespaceCollapsedAndTrimmed) {
+    EXPECT_EQ(normalize("  A  b\t\nC  ", ShingleUnit::Char).text, "a b c");
+    EXPECT_EQ(units(" Ab  c ", ShingleUnit::Char), (Strings{"a", "b", " ", "c"}));
+    EXPECT_EQ(chars("abcd", 3), (Strings{"abc", "bcd"}));
+    EXPECT_EQ(chars("Ab cd", 3), (Strings{"ab ", "b c", " cd"}));
+    // Punctuation is kept in character shingles.
+    EXPECT_EQ(chars("a,b", 2), (Strings{"a,", ",b"}));
+}
+
+TEST(CharShingles, CodePointsNotBytes) {
+    EXPECT_EQ(chars("GRÖßE", 2), (Strings{"gr", "rö", "öß", "ße"}));
+    EXPECT_EQ(units("ça", ShingleUnit::Char), (Strings{"ç", "a"}));
+    EXPECT_EQ(chars("日本語", 2), (Strings{"日本", "本語"}));
+}
+
+TEST(CharShingles, NoSpaceVariantDropsWhitespace) {
+    EXPECT_EQ(normalize(" a b\n c ", ShingleUnit::CharNoSpace).text, "abc");
+    EXPECT_EQ(nospace("ab cd", 3), (Strings{"abc", "bcd"}));
+    EXPECT_EQ(nospace("to be or", 4), (Strings{"tobe", "obeo", "beor"}));
+}
+
+TEST(CharShingles, ShortTextIsOneShingleAndEmptyIsNone) {
+    EXPECT_EQ(chars("Short  text", 20), (Strings{"short text"}));
+    EXPECT_EQ(nospace("Short  text", 20), (Strings{"shorttext"}));
+    EXPECT_EQ(chars("abcdefghi", 9), (Strings{"abcdefghi"}));
+    EXPECT_TRUE(chars("", 9).empty());
+    EXPECT_TRUE(chars(" \t\n ", 9).empty());
+    EXPECT_TRUE(nospace(" \t\n ", 9).empty());
+}
+
+TEST(Normalize, MalformedUtf8ActsAsSeparator) {
+    EXPECT_EQ(units("ab\xff" "cd", ShingleUnit::Word), (Strings{"ab", "cd"}));
+    // A truncated sequence at the end, a lone continuation byte, an overlong
+    // encoding of '/', an encoded surrogate: all separators, nothing lost around them.
+    EXPECT_EQ(units("x\x80y\xc0\xafz\xed\xa0\x80w\xc3", ShingleUnit::Word),
+              (Strings{"x", "y", "z", "w"}));
+    EXPECT_EQ(normalize("a\xff" "b", ShingleUnit::Char).text, "a b");
+    EXPECT_EQ(normalize("a\xff\xfe b", ShingleUnit::CharNoSpace).text, "ab");
+    EXPECT_TRUE(words("\xff\xfe\xfd", 5).empty());
+}
+
+TEST(Normalize, ControlCharactersSeparate) {
+    EXPECT_EQ(normalize(std::string("a\0b\x01" "c\x7f", 6), ShingleUnit::Char).text, "a b c");
+    EXPECT_EQ(normalize("a\u0085b", ShingleUnit::Char).text, "a b");  // NEL, a C1 control
+}
+
+TEST(Normalize, UnitOffsetsCoverTheText) {
+    const auto norm = normalize("Größe und  Maß", ShingleUnit::Word);
+    EXPECT_EQ(norm.text, "größe und maß");
+    EXPECT_EQ(norm.starts, (std::vector<uint32_t>{0, 8, 12}));
+    EXPECT_EQ(norm.ends, (std::vector<uint32_t>{7, 11, 16}));
+}
+
+TEST(Normalize, LowercasingMayChangeTheByteLength) {
+    // U+023A (2 bytes) lowercases to U+2C65 (3 bytes); U+212A KELVIN SIGN (3) to 'k' (1).
+    EXPECT_EQ(normalize("\u023a\u023a \u212a", ShingleUnit::Word).text, "\u2c65\u2c65 k");
+    std::string doc;
+    for (int i = 0; i < 1000; ++i)
+        doc += "\u023a";
+    EXPECT_EQ(normalize(doc, ShingleUnit::Char).text.size(), 3000u);
+}
+
+TEST(ShingleSize, OutOfRangeFallsBackSafely) {
+    EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Word, 0}), 5);
+    EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Char, -3}), 9);
+    EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Char, 1000}), minhash::kMaxShingleSize);
+    EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Word, 7}), 7);
+    EXPECT_EQ(words("a b c d e f", 0), words("a b c d e f", 5));
+}
