@@ -113,7 +113,7 @@ TEST(SignatureKernels, AllKernelsAgreeBitForBit) {
     std::mt19937_64 rng(12345);
     for (int k : {1, 2, 7, 8, 9, 15, 16, 17, 100, 128, 1000, 1024}) {
         const auto fam = family(k, rng());
-        for (size_t n : {0, 1, 3, 7, 8, 9, 16, 31, 200}) {
+        for (size_t n : {0, 1, 3, 4, 5, 7, 8, 9, 16, 17, 20, 31, 200}) {
             std::vector<uint64_t> h(n);
             for (auto &v : h)
                 v = rng();
