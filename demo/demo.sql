@@ -87,10 +87,10 @@ ORDER BY estimate DESC, package_a LIMIT 12;
 \echo
 \echo '==== 8. The 5 copyright files nearest to the BSD licence: ORDER BY <%> LIMIT ===='
 \set ECHO queries
-SELECT label, round((sig <%> q)::numeric, 3) AS distance,
-       round(jaccard(minhash_shingles(body), minhash_shingles(l.body))::numeric, 3) AS exact_jaccard
-FROM texts, (SELECT body, minhash(body) AS q FROM licence WHERE name = 'BSD') l
-ORDER BY sig <%> q LIMIT 5;
+SELECT t.label, round((t.sig <%> l.q)::numeric, 3) AS distance,
+       round(jaccard(minhash_shingles(t.body), minhash_shingles(l.body))::numeric, 3) AS exact_jaccard
+FROM texts t, (SELECT body, minhash(body) AS q FROM licence WHERE name = 'BSD') l
+ORDER BY t.sig <%> l.q LIMIT 5;
 \set ECHO none
 
 \echo

@@ -22,8 +22,8 @@ fi
 bash scripts/install-deps.sh
 
 echo "== build and install =="
-make -j2
-make install
+make -s -j2
+make -s install
 
 started=$SECONDS
 scratch=$(mktemp -d /tmp/minhash-demo.XXXXXX)
