@@ -39,10 +39,6 @@ SELECT jaccard(minhash(ARRAY['apple', 'pear', 'plum', 'fig']),
 CREATE TABLE copyright (pkg text PRIMARY KEY, body text NOT NULL);
 CREATE TABLE licence (name text PRIMARY KEY, body text NOT NULL);
 \i :load_script
-SELECT (SELECT count(*) FROM copyright) AS "/usr/share/doc/*/copyright",
-       (SELECT count(DISTINCT body) FROM copyright) AS "distinct texts",
-       (SELECT pg_size_pretty(sum(octet_length(body))) FROM copyright) AS size,
-       (SELECT count(*) FROM licence) AS "/usr/share/common-licenses";
 \echo '-- one row per distinct text, with its signature (128 permutations, 5-word shingles)'
 \timing on
 \set ECHO queries
@@ -52,6 +48,10 @@ SELECT min(pkg) || CASE WHEN count(*) > 1 THEN format(' (+%s)', count(*) - 1) EL
 FROM copyright GROUP BY body;
 \set ECHO none
 \timing off
+SELECT (SELECT count(*) FROM copyright) AS "/usr/share/doc/*/copyright",
+       (SELECT count(*) FROM texts) AS "distinct texts",
+       (SELECT pg_size_pretty(sum(octet_length(body))) FROM copyright) AS size,
+       (SELECT count(*) FROM licence) AS "/usr/share/common-licenses";
 
 \echo
 \echo '==== 5. The reference licences, estimated vs exact Jaccard ===='
@@ -87,10 +87,12 @@ ORDER BY estimate DESC, package_a LIMIT 12;
 \echo
 \echo '==== 8. The 5 copyright files nearest to the BSD licence: ORDER BY <%> LIMIT ===='
 \set ECHO queries
-SELECT t.label, round((t.sig <%> l.q)::numeric, 3) AS distance,
-       round(jaccard(minhash_shingles(t.body), minhash_shingles(l.body))::numeric, 3) AS exact_jaccard
-FROM texts t, (SELECT body, minhash(body) AS q FROM licence WHERE name = 'BSD') l
-ORDER BY t.sig <%> l.q LIMIT 5;
+SELECT label, round(distance::numeric, 3) AS distance,
+       round(1 - jaccard(minhash_shingles(t.body), minhash_shingles(l.body))::numeric, 3) AS exact_distance
+FROM (SELECT label, body, sig <%> (SELECT minhash(body) FROM licence WHERE name = 'BSD') AS distance
+      FROM texts ORDER BY distance LIMIT 5) t,
+     licence l
+WHERE l.name = 'BSD' ORDER BY distance;
 \set ECHO none
 
 \echo

@@ -25,6 +25,7 @@ echo "== build and install =="
 make -s -j2
 make -s install
 
+PGBIN=$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --bindir)
 started=$SECONDS
 scratch=$(mktemp -d /tmp/minhash-demo.XXXXXX)
 chmod 755 "$scratch"
@@ -79,7 +80,7 @@ cat >"$scratch/load.sql" <<EOT
 \\copy licence (name, body) FROM '$scratch/licence.csv' WITH (FORMAT csv)
 EOT
 
-psql -X -q -v ON_ERROR_STOP=1 -P pager=off \
+"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -P pager=off \
     -v load_script="$scratch/load.sql" \
     -f demo/demo.sql
 
