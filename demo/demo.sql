@@ -12,8 +12,8 @@
 \set ECHO queries
 CREATE EXTENSION minhash;
 \set ECHO none
-
 \echo
+
 \echo '==== 2. Shingles: the sets that are compared ===='
 \echo '-- word shingles (default: 5 consecutive words, lowercased, punctuation dropped)'
 \set ECHO queries
@@ -24,7 +24,6 @@ FROM unnest(minhash_shingles('The quick brown fox jumps over the lazy dog.'))
 SELECT minhash_shingles('Hello,   World', 4, 'char');
 \set ECHO none
 
-\echo
 \echo '==== 3. Signatures: num_perm minima of hashed shingles, compared position by position ===='
 \set ECHO queries
 SELECT minhash('The quick brown fox jumps over the lazy dog.', num_perm => 8);
@@ -34,7 +33,6 @@ SELECT jaccard(minhash(ARRAY['apple', 'pear', 'plum', 'fig']),
                ARRAY['apple', 'pear', 'plum', 'kiwi']) AS exact;
 \set ECHO none
 
-\echo
 \echo '==== 4. Real text: the licences of the Debian packages on this machine ===='
 CREATE TABLE copyright (pkg text PRIMARY KEY, body text NOT NULL);
 CREATE TABLE licence (name text PRIMARY KEY, body text NOT NULL);
@@ -53,7 +51,6 @@ SELECT (SELECT count(*) FROM copyright) AS "/usr/share/doc/*/copyright",
        (SELECT pg_size_pretty(sum(octet_length(body))) FROM copyright) AS size,
        (SELECT count(*) FROM licence) AS "/usr/share/common-licenses";
 
-\echo
 \echo '==== 5. The reference licences, estimated vs exact Jaccard ===='
 \set ECHO queries
 SELECT a.name AS licence_a, b.name AS licence_b,
@@ -64,16 +61,13 @@ WHERE jaccard(minhash(a.body), minhash(b.body)) >= 0.1
 ORDER BY estimate DESC;
 \set ECHO none
 
-\echo
-\echo '==== 6. The % operator: estimate >= minhash.similarity_threshold ===='
+\echo '==== 6. The % operator: estimate >= minhash.similarity_threshold (default 0.5) ===='
 \set ECHO queries
-SHOW minhash.similarity_threshold;
 SELECT count(*) AS similar_pairs FROM texts a JOIN texts b ON a.label < b.label AND a.sig % b.sig;
 SET minhash.similarity_threshold = 0.8;
 SELECT count(*) AS similar_pairs FROM texts a JOIN texts b ON a.label < b.label AND a.sig % b.sig;
 \set ECHO none
 
-\echo
 \echo '==== 7. Near-identical copyright files (threshold 0.8), estimated vs exact Jaccard ===='
 \echo '-- "(+n)": n more packages ship the very same file'
 \set ECHO queries
@@ -81,10 +75,9 @@ SELECT a.label AS package_a, b.label AS package_b,
        round(jaccard(a.sig, b.sig)::numeric, 3) AS estimate,
        round(jaccard(minhash_shingles(a.body), minhash_shingles(b.body))::numeric, 3) AS exact
 FROM texts a JOIN texts b ON a.label < b.label AND a.sig % b.sig
-ORDER BY estimate DESC, package_a LIMIT 12;
+ORDER BY estimate DESC, package_a LIMIT 8;
 \set ECHO none
 
-\echo
 \echo '==== 8. The 5 copyright files nearest to the BSD licence: ORDER BY <%> LIMIT ===='
 \set ECHO queries
 SELECT label, round(distance::numeric, 3) AS distance,
@@ -95,7 +88,6 @@ FROM (SELECT label, body, sig <%> (SELECT minhash(body) FROM licence WHERE name 
 WHERE l.name = 'BSD' ORDER BY distance;
 \set ECHO none
 
-\echo
 \echo '==== 9. The lsh index ===='
 SELECT EXISTS (SELECT FROM pg_am WHERE amname = 'lsh') AS have_lsh \gset
 \if :have_lsh
