@@ -40,20 +40,10 @@ cmp_ok($records, '>', 0, "CREATE INDEX is WAL-logged ($records records)");
 cmp_ok($records, '<=', $pages,
 	"CREATE INDEX logs at most one record per page ($records records, $pages pages, 4000 rows)");
 
-# --- changes after the build ------------------------------------------------
-$primary->safe_psql('postgres', q{
-	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(4001, 6000) g;
-	DELETE FROM t WHERE id % 3 = 0;
-	VACUUM t;
-	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(6001, 7000) g;
-	DELETE FROM t WHERE id BETWEEN 2000 AND 2399;
-});
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
-
 # --- the same answers on both nodes -------------------------------------------
-# Query signatures: rows that exist, rows that were deleted (their family
-# survives), rows from before and after the build, a whole deleted family
-# (2200..2207 within the deleted 2000..2399), and a signature of no row at all.
+# Query signatures: rows that exist, rows deleted later (their family
+# survives), rows from before and after the later inserts, a family deleted
+# later as a whole (2200..2207 within 2000..2399), and a signature of no row.
 my @queries = (1, 2, 3, 8, 100, 999, 2000, 2001, 2200, 3000, 4001, 4500, 5999,
 	6003, 6500, 7000, 123456);
 my $qarray = join(',', @queries);
@@ -69,43 +59,67 @@ my $knn_sql = qq{
 		ORDER BY sig <%> fam_sig(q) LIMIT 10), ',')
 	FROM unnest(ARRAY[$qarray]::bigint[]) q ORDER BY q};
 
-for my $mode (sort keys %gucs)
+# Waits for the standby to replay everything, then compares the answers of
+# both nodes through the index (both scan paths, several thresholds, the
+# ordered scan), checks the standby's copy, and returns the primary's `%`
+# answers (index scan) and ORDER BY answers as hashes q => result.
+sub same_answers
 {
-	my $sql = "$gucs{$mode} $pct_sql";
-	for my $node ($primary, $standby)
+	my ($stage) = @_;
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	my %pct;
+	for my $mode (sort keys %gucs)
 	{
-		like($node->safe_psql('postgres', "$gucs{$mode} EXPLAIN (COSTS OFF) $pct_sql"),
-			qr/t_sig_idx/, "% queries use the index ($mode) on " . $node->name);
+		for my $node ($primary, $standby)
+		{
+			like($node->safe_psql('postgres', "$gucs{$mode} EXPLAIN (COSTS OFF) $pct_sql"),
+				qr/t_sig_idx/, "$stage: % uses the index ($mode) on " . $node->name);
+		}
+		my $sql = "$gucs{$mode} $pct_sql";
+		my $p = $primary->safe_psql('postgres', $sql);
+		is($standby->safe_psql('postgres', $sql), $p,
+			"$stage: standby answers % like the primary ($mode)");
+		%pct = map { split /\|/, $_, 2 } split /\n/, $p if $mode eq 'index';
 	}
-	my $p = $primary->safe_psql('postgres', $sql);
-	is($standby->safe_psql('postgres', $sql), $p, "standby answers % like the primary ($mode)");
-
-	# The answers are not vacuous: a live row is found by its own signature
-	# along with the other live members of its family, deleted rows are not.
-	my %got = map { split /\|/, $_, 2 } split /\n/, $p;
-	is($got{1}, '1,2,4,5,7', "% with row 1's signature finds its live family ($mode)");
-	is($got{2200} // '', '', "% finds nothing of a deleted family ($mode)");
-	is($got{123456} // '', '', "% finds no row for a signature of no row ($mode)");
+	# The standby reads minhash.similarity_threshold at scan time too.
+	for my $threshold (0.3, 0.95)
+	{
+		my $sql = "SET minhash.similarity_threshold = $threshold; $gucs{index} $pct_sql";
+		is($standby->safe_psql('postgres', $sql), $primary->safe_psql('postgres', $sql),
+			"$stage: standby answers % like the primary at threshold $threshold");
+	}
+	my $knn = "$gucs{index} $knn_sql";
+	like($standby->safe_psql('postgres', "$gucs{index} EXPLAIN (COSTS OFF) $knn_sql"),
+		qr/Index Scan using t_sig_idx/, "$stage: ORDER BY <%> LIMIT uses the index on the standby");
+	my $pk = $primary->safe_psql('postgres', $knn);
+	is($standby->safe_psql('postgres', $knn), $pk,
+		"$stage: standby answers ORDER BY <%> LIMIT like the primary");
+	check_clean($standby, 't_sig_idx', "$stage: minhash_lsh_check is clean on the standby");
+	check_clean($primary, 't_sig_idx', "$stage: minhash_lsh_check is clean on the primary");
+	return (\%pct, { map { split /\|/, $_, 2 } split /\n/, $pk });
 }
 
-# A few thresholds: the standby reads minhash.similarity_threshold at scan time.
-for my $threshold (0.3, 0.8, 0.95)
-{
-	my $sql = "SET minhash.similarity_threshold = $threshold; $gucs{index} $pct_sql";
-	is($standby->safe_psql('postgres', $sql), $primary->safe_psql('postgres', $sql),
-		"standby answers % like the primary at threshold $threshold");
-}
+# Right after the build: the standby's index is exactly what the build logged.
+my ($pct, $near) = same_answers('after build');
+is($pct->{1}, '1,2,3,4,5,6,7', "after build: % with row 1's signature finds its family");
+is($pct->{123456} // '', '', 'after build: % finds no row for a signature of no row');
+like($near->{1}, qr/^1:0(\.0+)?,/, 'after build: ORDER BY <%> returns the row itself first');
 
-my $knn = "$gucs{index} $knn_sql";
-like($standby->safe_psql('postgres', "$gucs{index} EXPLAIN (COSTS OFF) $knn_sql"),
-	qr/Index Scan using t_sig_idx/, 'ORDER BY <%> LIMIT uses the index on the standby');
-my $pk = $primary->safe_psql('postgres', $knn);
-is($standby->safe_psql('postgres', $knn), $pk, 'standby answers ORDER BY <%> LIMIT like the primary');
-my %near = map { split /\|/, $_, 2 } split /\n/, $pk;
-like($near{1}, qr/^1:0(\.0+)?,/, 'ORDER BY <%> returns the row itself first');
-
-check_clean($standby, 't_sig_idx', 'minhash_lsh_check is clean on the standby');
-check_clean($primary, 't_sig_idx', 'minhash_lsh_check is clean on the primary');
+# --- changes after the build ------------------------------------------------
+$primary->safe_psql('postgres', q{
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(4001, 6000) g;
+	DELETE FROM t WHERE id % 3 = 0;
+	VACUUM t;
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(6001, 7000) g;
+	DELETE FROM t WHERE id BETWEEN 2000 AND 2399;
+});
+($pct, $near) = same_answers('after inserts, deletes and VACUUM');
+# Not vacuous: a live row is found with the other live members of its family
+# (3 and 6 are deleted), a deleted family is not found, new rows are.
+is($pct->{1}, '1,2,4,5,7', "% with row 1's signature finds its live family");
+is($pct->{2200} // '', '', '% finds nothing of a deleted family');
+is($pct->{6500}, '6496,6497,6498,6499,6500,6501,6502,6503', '% finds rows inserted after the build');
+like($near->{6500}, qr/^6500:0(\.0+)?,/, 'ORDER BY <%> returns a new row itself first');
 is(self_find_missing($standby, 't', 't_sig_idx', 'index'), '0',
 	'every row found by its own signature on the standby');
 
