@@ -2,6 +2,7 @@
  * The loadable module: magic block and _PG_init.
  */
 #include "pg/minhash.h"
+#include "pg/lsh/lsh.h"
 
 extern "C" {
 #include "utils/guc.h"
@@ -16,10 +17,8 @@ _PG_init(void)
 {
 	minhash_guc_init();
 
-	/*
-	 * The lsh index access method's setup (its GUCs and reloptions):
-	 * lsh_init() from src/pg/lsh/ goes here, before the prefix is reserved.
-	 */
+	/* the lsh index access method: its GUCs and reloptions */
+	lsh_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");

@@ -1,0 +1,192 @@
+/*
+ * The lsh access method: handler, reloptions, GUCs and build phase names.
+ */
+#include "pg/lsh/lsh.h"
+
+#include <cfloat>
+#include <cmath>
+
+extern "C" {
+#include "access/amapi.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "utils/guc.h"
+
+PG_FUNCTION_INFO_V1(lsh_handler);
+}
+
+/*
+ * minhash.lsh_min_candidates: when the band probe yields fewer matching rows
+ * than this, the scan verifies every stored signature instead (exact, still
+ * without heap visits). Read when a scan starts, so SET applies to the next
+ * query. 0 (default) never widens.
+ */
+int			lsh_min_candidates = 0;
+
+static relopt_kind lsh_relopt_kind;
+
+void
+lsh_init(void)
+{
+	lsh_relopt_kind = add_reloption_kind();
+
+	/*
+	 * Defaults outside the valid ranges mean "not given", so that lshoptions
+	 * can tell WITH (threshold = ...) from WITH (bands = ..., rows = ...).
+	 */
+	add_real_reloption(lsh_relopt_kind, "threshold",
+					   "Jaccard similarity the band parameters are chosen for",
+					   -1.0, 0.0, 1.0, AccessExclusiveLock);
+	add_int_reloption(lsh_relopt_kind, "bands", "Number of LSH bands (b)",
+					  0, 1, 1024, AccessExclusiveLock);
+	add_int_reloption(lsh_relopt_kind, "rows", "Signature values per band (r)",
+					  0, 1, 1024, AccessExclusiveLock);
+	add_real_reloption(lsh_relopt_kind, "fp_weight",
+					   "Weight of false positives when choosing bands and rows for a threshold",
+					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
+	add_real_reloption(lsh_relopt_kind, "fn_weight",
+					   "Weight of false negatives when choosing bands and rows for a threshold",
+					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
+
+	DefineCustomIntVariable("minhash.lsh_min_candidates",
+							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",
+							"0 never widens the search. The widened scan is exact and reads only the index.",
+							&lsh_min_candidates,
+							0, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+}
+
+static void
+option_error(const char *msg, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s", msg),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Parse and, when validate is set (CREATE INDEX, ALTER INDEX SET), check the
+ * combination of options. Whether bands * rows fits k can only be checked once
+ * k is known: at build (from the typmod or the first row) or first insert.
+ */
+bytea *
+lshoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"threshold", RELOPT_TYPE_REAL, offsetof(LshOptions, threshold)},
+		{"bands", RELOPT_TYPE_INT, offsetof(LshOptions, bands)},
+		{"rows", RELOPT_TYPE_INT, offsetof(LshOptions, rows)},
+		{"fp_weight", RELOPT_TYPE_REAL, offsetof(LshOptions, fp_weight)},
+		{"fn_weight", RELOPT_TYPE_REAL, offsetof(LshOptions, fn_weight)},
+	};
+	LshOptions *opts;
+
+	opts = (LshOptions *) build_reloptions(reloptions, validate, lsh_relopt_kind,
+										   sizeof(LshOptions), tab, lengthof(tab));
+	if (!validate || opts == NULL)
+		return (bytea *) opts;
+
+	if (std::isnan(opts->threshold) || std::isnan(opts->fp_weight) || std::isnan(opts->fn_weight))
+		option_error("lsh options \"threshold\", \"fp_weight\" and \"fn_weight\" cannot be NaN", NULL);
+
+	bool		has_threshold = opts->threshold >= 0;
+	bool		has_bands = opts->bands > 0;
+	bool		has_rows = opts->rows > 0;
+	bool		has_weights = opts->fp_weight >= 0 || opts->fn_weight >= 0;
+
+	if (has_threshold && (has_bands || has_rows))
+		option_error("lsh options \"threshold\" and \"bands\"/\"rows\" cannot be combined",
+					 "Give either a threshold, or bands and rows.");
+	if (has_bands != has_rows)
+		option_error("lsh options \"bands\" and \"rows\" must be given together", NULL);
+	if (has_bands && has_weights)
+		option_error("lsh options \"fp_weight\" and \"fn_weight\" apply only with \"threshold\"",
+					 "Weights choose bands and rows for a threshold; drop them or drop bands and rows.");
+	if (has_threshold && opts->threshold <= 0.0)
+		option_error("lsh option \"threshold\" must be greater than 0", NULL);
+	if (has_weights)
+	{
+		double		fp = opts->fp_weight >= 0 ? opts->fp_weight : LSH_DEFAULT_FP_WEIGHT;
+		double		fn = opts->fn_weight >= 0 ? opts->fn_weight : LSH_DEFAULT_FN_WEIGHT;
+
+		if (fp == 0.0 && fn == 0.0)
+			option_error("lsh options \"fp_weight\" and \"fn_weight\" cannot both be 0", NULL);
+	}
+	if (has_bands && (int64) opts->bands * opts->rows > 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lsh options bands * rows must not exceed 1024, the largest num_perm"),
+				 errdetail("bands = %d, rows = %d.", opts->bands, opts->rows)));
+	return (bytea *) opts;
+}
+
+char *
+lshbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return (char *) "initializing";
+		case LSH_PHASE_SCAN:
+			return (char *) "scanning table";
+		case LSH_PHASE_SORT:
+			return (char *) "sorting band entries";
+		case LSH_PHASE_LOAD:
+			return (char *) "loading band entries";
+		default:
+			return NULL;
+	}
+}
+
+extern "C" Datum
+lsh_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = LSH_NSTRATEGIES;
+	am->amsupport = 0;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = true;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = false;
+	am->amoptionalkey = true;	/* ORDER BY <%> alone, without a % qual */
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = false;
+	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = lshbuild;
+	am->ambuildempty = lshbuildempty;
+	am->aminsert = lshinsert;
+	am->ambulkdelete = lshbulkdelete;
+	am->amvacuumcleanup = lshvacuumcleanup;
+	am->amcanreturn = NULL;
+	am->amcostestimate = lshcostestimate;
+	am->amoptions = lshoptions;
+	am->amproperty = NULL;
+	am->ambuildphasename = lshbuildphasename;
+	am->amvalidate = lshvalidate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = lshbeginscan;
+	am->amrescan = lshrescan;
+	am->amgettuple = lshgettuple;
+	am->amgetbitmap = lshgetbitmap;
+	am->amendscan = lshendscan;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}

@@ -1,0 +1,280 @@
+/*
+ * lsh: an LSH-band index access method for minhash signatures.
+ *
+ * A row's signature (k values) is cut into b bands of r values; two rows are
+ * candidates when they agree on every value of at least one band, which
+ * happens with probability 1 - (1 - s^r)^b for Jaccard similarity s. The
+ * index keeps, per row, the signature itself (to verify candidates without a
+ * heap visit) and one 8-byte entry per band, keyed by a 32-bit hash of the
+ * band. See docs/lsh.md for the user-facing side.
+ *
+ * On-disk layout (version 1). Every page has the standard page header and a
+ * 24-byte special space (LshPageOpaqueData) whose page_id marks lsh pages and
+ * whose flags give the page type.
+ *
+ *  block 0: metapage (LshMetaPageData after the page header): magic, version,
+ *      k, seed, bands, rows, slots per data page, the tree's root, height and
+ *      leftmost leaf, the head of the free-slot list, the number of allocated
+ *      slots, a structure-change counter. k = 0 until the first signature is
+ *      seen (an index built on an empty table without typmod).
+ *
+ *  data pages: the signature store. An array of fixed-size slots right after
+ *      the page header; no line pointers. A slot is
+ *          ItemPointerData tid (6 bytes) | uint16 state | uint32 values[k]
+ *      (8 + 4k bytes: 520 at k = 128, 15 slots a page). state is FREE, LIVE or
+ *      DEAD (removed by VACUUM, awaiting the removal of its band entries). A
+ *      row is addressed by a 32-bit row id = block * slots_per_page + slot.
+ *      Data pages with a free slot form a singly linked list (opaque.next)
+ *      whose head is in the metapage; a page is on the list exactly when it
+ *      has a free slot (flag LSH_IN_FREELIST), maintained atomically with the
+ *      metapage in one WAL record.
+ *
+ *  band tree: the band entries {uint32 key; uint32 rowid}, where key folds
+ *      band_hash(band values, band number) to 32 bits, in a B+-tree keyed by
+ *      key. Keys are uniform hashes, so the tree is balanced by construction
+ *      and its fan-out is ~1000: a lookup reads root..leaf, i.e. height pages
+ *      (2 up to ~900k entries, 3 up to ~10^9, 4 beyond anything 32-bit row
+ *      ids can address) -- constant in practice. A hash directory with
+ *      buckets (linear hashing) was the alternative; the tree wins on two
+ *      counts: a sorted bulk build packs leaves to LSH_BUILD_FILL (linear
+ *      hashing only reaches that fill at power-of-two bucket counts, ~72% on
+ *      average, which misses the 1.5x-of-signatures size target), and every
+ *      structural change (one split) is a single WAL record of at most four
+ *      pages, so a crash never leaves a half-done split to clean up.
+ *      Leaves hold entries unsorted (an insert appends 8 bytes, so its WAL
+ *      delta is tiny) between pd_lower and the page header; internal pages
+ *      hold sorted {uint32 key; BlockNumber child} where key is the child's
+ *      low key (entry 0's key equals the page's low key). Every tree page
+ *      stores its low key, high key (if it has a right sibling) and right
+ *      sibling, so equal keys may run across leaves: a lookup descends to the
+ *      leftmost leaf that may hold the key and follows right links while the
+ *      leaf's high key equals it. The leaf level in key order lets a walker
+ *      (e.g. all-pairs search) see every group of equal band keys in one pass.
+ *
+ * Concurrency. The metapage's buffer lock orders structural changes:
+ *  - scans and the band-entry step of inserts hold it SHARE while they walk
+ *    the tree; internal pages cannot change then, and leaves are modified
+ *    only under their own EXCLUSIVE lock (append, vacuum compaction);
+ *  - a split (and growing the root) holds it EXCLUSIVE; so does allocating a
+ *    data slot (the free list and slot count live in the metapage);
+ *  - lock order is always metapage, then tree pages top-down (siblings left
+ *    to right, several leaves in block order), then data pages. WAL records
+ *    register pages in the same order, so replay on a standby takes locks in
+ *    the order standby scans do, and every record that changes the tree's
+ *    shape includes the metapage (so it waits for standby scans in progress).
+ * An insert first stores the signature in a slot, then adds its band entries:
+ * a crash in between leaves a slot of an uncommitted row, which VACUUM
+ * removes as it removes any dead row. VACUUM removes a dead row's band
+ * entries before freeing its slot, so an entry always names an allocated
+ * slot (LIVE or DEAD); scans skip DEAD slots.
+ */
+#ifndef MINHASH_PG_LSH_H
+#define MINHASH_PG_LSH_H
+
+#include "pg/minhash.h"
+
+extern "C" {
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/reloptions.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/relcache.h"
+}
+
+#define LSH_MAGIC			0x4C534831	/* "LSH1" */
+#define LSH_VERSION			1
+#define LSH_PAGE_ID			0xFF8C		/* opaque.page_id of every lsh page */
+#define LSH_METAPAGE_BLKNO	0
+
+/* opaque.flags: page type in the low bits, then properties */
+#define LSH_PAGE_META		0x0001
+#define LSH_PAGE_DATA		0x0002
+#define LSH_PAGE_INTERNAL	0x0004
+#define LSH_PAGE_LEAF		0x0008
+#define LSH_PAGE_TYPE_MASK	0x000F
+#define LSH_HAS_HIGH		0x0010	/* tree page: high key is valid (not rightmost) */
+#define LSH_IN_FREELIST		0x0020	/* data page: on the free-slot list */
+
+/* slot states */
+#define LSH_SLOT_FREE		0
+#define LSH_SLOT_LIVE		1
+#define LSH_SLOT_DEAD		2
+
+/* Strategy numbers of the operator class minhash_ops */
+#define LSH_SIMILAR_STRATEGY	1	/* %   */
+#define LSH_DISTANCE_STRATEGY	2	/* <%> (ORDER BY) */
+#define LSH_NSTRATEGIES			2
+
+/*
+ * Default weights of the band optimiser for WITH (threshold = t). A false
+ * candidate costs one data-page read (verification needs no heap visit); a
+ * false negative is a lost row. So the index leans to recall: at t = 0.5,
+ * k = 128 this picks 30 bands of 4 rows, which finds 0.98 of the pairs at
+ * Jaccard 0.6 where the balanced 25 x 5 finds 0.87.
+ */
+#define LSH_DEFAULT_FP_WEIGHT	0.2
+#define LSH_DEFAULT_FN_WEIGHT	0.8
+
+/* Leaves and internal pages are filled to this share of their capacity by a build */
+#define LSH_BUILD_FILL		0.95
+
+/* Subphases of CREATE INDEX, for pg_stat_progress_create_index */
+#define LSH_PHASE_SCAN		2
+#define LSH_PHASE_SORT		3
+#define LSH_PHASE_LOAD		4
+
+typedef struct LshPageOpaqueData
+{
+	uint32		low;			/* tree page: smallest key it may hold */
+	uint32		high;			/* tree page: largest key it may hold, if LSH_HAS_HIGH */
+	BlockNumber next;			/* tree page: right sibling; data page: next on free list */
+	uint16		count;			/* data page: slots in use (LIVE or DEAD) */
+	uint16		level;			/* tree page: 0 for leaves */
+	uint16		flags;
+	uint16		page_id;		/* LSH_PAGE_ID */
+} LshPageOpaqueData;
+
+typedef LshPageOpaqueData *LshPageOpaque;
+
+typedef struct LshMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint16		num_perm;		/* k; 0 until the first signature */
+	uint16		bands;			/* b */
+	uint16		rows;			/* r, b * r <= k */
+	uint16		slots_per_page;
+	uint64		seed;
+	float8		threshold;		/* design threshold: option, or (1/b)^(1/r) */
+	BlockNumber root;
+	BlockNumber leftmost;		/* first leaf in key order */
+	BlockNumber free_head;		/* first data page with a free slot */
+	uint16		height;			/* tree levels, 1 = the root is a leaf */
+	uint16		reserved;
+	uint64		nslots;			/* allocated slots (LIVE + DEAD) */
+	uint64		nsplits;		/* structural changes of the tree since build */
+	/* options as given, kept so the first insert into an empty index can apply them */
+	float8		opt_threshold;	/* -1 if not given */
+	float8		opt_fp_weight;
+	float8		opt_fn_weight;
+	int32		opt_bands;		/* 0 if not given */
+	int32		opt_rows;
+} LshMetaPageData;
+
+typedef LshMetaPageData *LshMetaPage;
+
+/* A band entry; also the layout of an internal entry (key, child block) */
+typedef struct LshEntry
+{
+	uint32		key;
+	uint32		value;			/* leaf: row id; internal: child block */
+} LshEntry;
+
+/* Header of a data slot; the k values follow */
+typedef struct LshSlotHeader
+{
+	ItemPointerData tid;
+	uint16		state;
+} LshSlotHeader;
+
+/* reloptions */
+typedef struct LshOptions
+{
+	int32		vl_len_;
+	double		threshold;		/* -1: not given */
+	int			bands;			/* 0: not given */
+	int			rows;			/* 0: not given */
+	double		fp_weight;		/* -1: not given */
+	double		fn_weight;		/* -1: not given */
+} LshOptions;
+
+#define LshPageGetOpaque(page) ((LshPageOpaque) PageGetSpecialPointer(page))
+#define LshPageGetMeta(page) ((LshMetaPage) PageGetContents(page))
+#define LshPageType(page) (LshPageGetOpaque(page)->flags & LSH_PAGE_TYPE_MASK)
+#define LshPageIsLsh(page) (PageGetSpecialSize(page) == MAXALIGN(sizeof(LshPageOpaqueData)) && \
+							LshPageGetOpaque(page)->page_id == LSH_PAGE_ID)
+
+#define LSH_CONTENT_START	MAXALIGN(SizeOfPageHeaderData)
+#define LSH_CONTENT_SIZE	(BLCKSZ - LSH_CONTENT_START - MAXALIGN(sizeof(LshPageOpaqueData)))
+#define LSH_TREE_CAPACITY	((int) (LSH_CONTENT_SIZE / sizeof(LshEntry)))
+
+#define LshTreeEntries(page) ((LshEntry *) ((char *) (page) + LSH_CONTENT_START))
+#define LshTreeCount(page) \
+	((int) ((((PageHeader) (page))->pd_lower - LSH_CONTENT_START) / sizeof(LshEntry)))
+#define LshTreeSetCount(page, n) \
+	(((PageHeader) (page))->pd_lower = LSH_CONTENT_START + (n) * sizeof(LshEntry))
+
+#define LSH_SLOT_SIZE(k)	(sizeof(LshSlotHeader) + sizeof(uint32) * (k))
+#define LshDataSlot(page, i, k) \
+	((LshSlotHeader *) ((char *) (page) + LSH_CONTENT_START + (Size) (i) * LSH_SLOT_SIZE(k)))
+#define LshSlotValues(slot) ((uint32 *) ((char *) (slot) + sizeof(LshSlotHeader)))
+
+/* the parameters of an index, fixed once k is known */
+typedef struct LshIndexParams
+{
+	int			num_perm;
+	uint64		seed;
+	int			bands;
+	int			rows;
+	int			slots_per_page;
+} LshIndexParams;
+
+/* lsh.cpp */
+extern int	lsh_min_candidates;
+void		lsh_init(void);
+extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
+bytea	   *lshoptions(Datum reloptions, bool validate);
+char	   *lshbuildphasename(int64 phasenum);
+
+/* lsh_pages.cpp */
+int			lsh_slots_per_page(int num_perm);
+void		lsh_init_page(Page page, uint16 type, uint16 level);
+void		lsh_init_metapage(Page page, const LshOptions *opts);
+Buffer		lsh_new_buffer(Relation index);
+Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
+void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
+void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
+void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
+								const char *what);
+void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
+uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
+BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
+int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+int			lsh_child_index(Page page, uint32 key, bool leftmost);
+BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
+int			lsh_entry_cmp(const void *a, const void *b);
+int			lsh_uint32_cmp(const void *a, const void *b);
+
+/* lsh_build.cpp */
+IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);
+void		lshbuildempty(Relation index);
+
+/* lsh_insert.cpp */
+bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
+					  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+					  struct IndexInfo *indexInfo);
+void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
+
+/* lsh_scan.cpp */
+IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);
+void		lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+bool		lshgettuple(IndexScanDesc scan, ScanDirection dir);
+int64		lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+void		lshendscan(IndexScanDesc scan);
+
+/* lsh_vacuum.cpp */
+IndexBulkDeleteResult *lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+									 IndexBulkDeleteCallback callback, void *callback_state);
+IndexBulkDeleteResult *lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+
+/* lsh_cost.cpp */
+void		lshcostestimate(struct PlannerInfo *root, struct IndexPath *path, double loop_count,
+							Cost *indexStartupCost, Cost *indexTotalCost,
+							Selectivity *indexSelectivity, double *indexCorrelation,
+							double *indexPages);
+
+/* lsh_validate.cpp */
+bool		lshvalidate(Oid opclassoid);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * Building an lsh index: ambuild and ambuildempty.
+ *
+ * The heap scan stores each signature in the next slot of the data pages
+ * (sequentially, so a row id is known at once) and feeds one 64-bit sort key
+ * per band -- (key << 32 | row id) -- to a tuplesort, which spills to disk
+ * beyond maintenance_work_mem. The sorted stream then fills leaves to
+ * LSH_BUILD_FILL in key order and the internal levels are built bottom-up.
+ * Pages go through shared buffers without WAL and are logged in bulk at the
+ * end (log_newpage_range), as a build has no concurrent readers to protect.
+ */
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplesort.h"
+}
+
+typedef struct LshBuildState
+{
+	Relation	index;
+	LshMetaPageData meta;		/* the metapage being built */
+	LshIndexParams params;
+	bool		have_params;
+	uint32	   *keys;			/* bands keys of the current row */
+
+	PGAlignedBlock data;		/* data page being filled */
+	BlockNumber data_blkno;		/* its block number, or InvalidBlockNumber */
+	BlockNumber next_blkno;		/* next block the relation will get */
+
+	Tuplesortstate *sort;
+	double		index_tuples;
+	int64		nentries;
+	MemoryContext tmpctx;		/* reset per row */
+} LshBuildState;
+
+/* sort keys are int8 datums: flip the sign bit so signed order is unsigned order */
+#define LSH_SORT_FLIP (UINT64CONST(1) << 63)
+
+/* Append a finished page image to the index, at the block number expected. */
+static void
+lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
+{
+	Buffer		buf = lsh_new_buffer(st->index);
+
+	if (BufferGetBlockNumber(buf) != expected)
+		elog(ERROR, "lsh build: expected to write block %u, got block %u",
+			 expected, BufferGetBlockNumber(buf));
+	memcpy(BufferGetPage(buf), image, BLCKSZ);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+}
+
+static void
+lsh_build_flush_data(LshBuildState *st)
+{
+	Page		page = (Page) st->data.data;
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (st->data_blkno == InvalidBlockNumber)
+		return;
+	if (opaque->count < st->params.slots_per_page)
+	{
+		/* only the last data page can have free slots: it heads the free list */
+		opaque->flags |= LSH_IN_FREELIST;
+		opaque->next = st->meta.free_head;
+		st->meta.free_head = st->data_blkno;
+	}
+	lsh_build_write(st, page, st->data_blkno);
+	st->data_blkno = InvalidBlockNumber;
+}
+
+static void
+lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+				   bool tupleIsAlive, void *state)
+{
+	LshBuildState *st = (LshBuildState *) state;
+	MemoryContext oldcxt;
+	MinHashSig *sig;
+	Page		page = (Page) st->data.data;
+	LshSlotHeader *slot;
+	int			slotno;
+	uint32		rowid;
+
+	if (isnull[0])
+		return;					/* NULL signatures are not indexed: % and <%> are strict */
+
+	oldcxt = MemoryContextSwitchTo(st->tmpctx);
+	sig = DatumGetMinHashSig(values[0]);
+	if (!st->have_params)
+	{
+		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed);
+		lsh_meta_params(&st->meta, &st->params);
+		st->keys = (uint32 *) MemoryContextAlloc(oldcxt, sizeof(uint32) * st->params.bands);
+		st->have_params = true;
+	}
+	lsh_check_signature(index, &st->params, sig, "signature");
+
+	if (st->data_blkno != InvalidBlockNumber &&
+		LshPageGetOpaque(page)->count >= st->params.slots_per_page)
+		lsh_build_flush_data(st);
+	if (st->data_blkno == InvalidBlockNumber)
+	{
+		lsh_init_page(page, LSH_PAGE_DATA, 0);
+		((PageHeader) page)->pd_lower = LSH_CONTENT_START +
+			st->params.slots_per_page * LSH_SLOT_SIZE(st->params.num_perm);
+		st->data_blkno = st->next_blkno++;
+	}
+	slotno = LshPageGetOpaque(page)->count++;
+	slot = LshDataSlot(page, slotno, st->params.num_perm);
+	slot->tid = *tid;
+	slot->state = LSH_SLOT_LIVE;
+	memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * st->params.num_perm);
+	rowid = lsh_rowid(&st->params, st->data_blkno, slotno);
+	st->meta.nslots++;
+
+	lsh_band_keys(&st->params, sig->values, st->keys);
+	MemoryContextSwitchTo(oldcxt);
+	for (int b = 0; b < st->params.bands; b++)
+	{
+		uint64		k = ((uint64) st->keys[b] << 32) | rowid;
+
+		tuplesort_putdatum(st->sort, Int64GetDatum((int64) (k ^ LSH_SORT_FLIP)), false);
+	}
+	st->nentries += st->params.bands;
+	st->index_tuples += 1;
+	MemoryContextReset(st->tmpctx);
+}
+
+/* An array of (low key, block) references to the pages of one tree level */
+typedef struct LshLevel
+{
+	LshEntry   *refs;
+	int			n;
+	int			cap;
+} LshLevel;
+
+static void
+lsh_level_add(LshLevel *lv, uint32 low, BlockNumber blkno)
+{
+	if (lv->n == lv->cap)
+	{
+		lv->cap = lv->cap ? lv->cap * 2 : 64;
+		lv->refs = lv->refs ? (LshEntry *) repalloc_huge(lv->refs, sizeof(LshEntry) * lv->cap)
+			: (LshEntry *) palloc(sizeof(LshEntry) * lv->cap);
+	}
+	lv->refs[lv->n].key = low;
+	lv->refs[lv->n].value = blkno;
+	lv->n++;
+}
+
+/*
+ * Fill leaves from the sorted stream. A leaf is closed when it reaches the
+ * fill target, even inside a run of equal keys: runs may span leaves.
+ */
+static void
+lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
+{
+	PGAlignedBlock buf;
+	Page		page = (Page) buf.data;
+	int			target = Max(2, (int) (LSH_TREE_CAPACITY * LSH_BUILD_FILL));
+	BlockNumber blkno = st->next_blkno++;
+	int			n = 0;
+	int64		done = 0;
+	Datum		d;
+	bool		isnull;
+
+	lsh_init_page(page, LSH_PAGE_LEAF, 0);
+	lsh_level_add(leaves, 0, blkno);
+	while (tuplesort_getdatum(st->sort, true, &d, &isnull, NULL))
+	{
+		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
+		uint32		key = (uint32) (k >> 32);
+
+		if (n == target)
+		{
+			LshPageOpaque opaque = LshPageGetOpaque(page);
+
+			LshTreeSetCount(page, n);
+			opaque->high = key;
+			opaque->flags |= LSH_HAS_HIGH;
+			opaque->next = blkno + 1;	/* the next page written is the next leaf */
+			lsh_build_write(st, page, blkno);
+			CHECK_FOR_INTERRUPTS();
+
+			blkno = st->next_blkno++;
+			lsh_init_page(page, LSH_PAGE_LEAF, 0);
+			LshPageGetOpaque(page)->low = key;
+			lsh_level_add(leaves, key, blkno);
+			n = 0;
+		}
+		LshTreeEntries(page)[n].key = key;
+		LshTreeEntries(page)[n].value = (uint32) k;
+		n++;
+		if (++done % 65536 == 0)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+	}
+	LshTreeSetCount(page, n);
+	lsh_build_write(st, page, blkno);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+}
+
+/* Build the internal levels above leaves; returns the root and sets *height. */
+static BlockNumber
+lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
+{
+	LshLevel	cur = *leaves;
+	int			target = Max(2, (int) (LSH_TREE_CAPACITY * LSH_BUILD_FILL));
+	uint16		level = 0;
+	PGAlignedBlock buf;
+	Page		page = (Page) buf.data;
+
+	while (cur.n > 1)
+	{
+		LshLevel	up = {NULL, 0, 0};
+		int			npages = (cur.n + target - 1) / target;
+
+		level++;
+		/* spread the children evenly so the last page is not nearly empty */
+		for (int p = 0; p < npages; p++)
+		{
+			int			from = (int) ((int64) cur.n * p / npages);
+			int			to = (int) ((int64) cur.n * (p + 1) / npages);
+			BlockNumber blkno = st->next_blkno++;
+			LshPageOpaque opaque;
+
+			lsh_init_page(page, LSH_PAGE_INTERNAL, level);
+			opaque = LshPageGetOpaque(page);
+			memcpy(LshTreeEntries(page), cur.refs + from, sizeof(LshEntry) * (to - from));
+			LshTreeSetCount(page, to - from);
+			opaque->low = cur.refs[from].key;
+			if (p + 1 < npages)
+			{
+				opaque->high = cur.refs[to].key;
+				opaque->flags |= LSH_HAS_HIGH;
+				opaque->next = blkno + 1;
+			}
+			lsh_build_write(st, page, blkno);
+			lsh_level_add(&up, opaque->low, blkno);
+		}
+		if (cur.refs != leaves->refs)
+			pfree(cur.refs);
+		cur = up;
+	}
+	*height = level + 1;
+	return cur.refs[0].value;
+}
+
+IndexBuildResult *
+lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	LshBuildState *st;
+	LshOptions *opts = (LshOptions *) index->rd_options;
+	int32		typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
+	double		reltuples;
+	PGAlignedBlock metabuf;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+
+	st = (LshBuildState *) palloc0(sizeof(LshBuildState));
+	st->index = index;
+	st->data_blkno = InvalidBlockNumber;
+	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
+									   ALLOCSET_DEFAULT_SIZES);
+	lsh_init_metapage((Page) metabuf.data, opts);
+	st->meta = *LshPageGetMeta((Page) metabuf.data);
+
+	/* With a typmod, k is known now: reject impossible bands * rows before scanning */
+	if (typmod > 0)
+	{
+		LshMetaPageData probe = st->meta;
+
+		lsh_resolve_params(&probe, typmod, 0);
+	}
+
+	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO);
+	st->next_blkno = LSH_METAPAGE_BLKNO + 1;
+
+	st->sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+									 maintenance_work_mem, NULL, TUPLESORT_NONE);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_SCAN);
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   lsh_build_callback, st, NULL);
+	lsh_build_flush_data(st);
+
+	if (st->index_tuples > 0)
+	{
+		LshLevel	leaves = {NULL, 0, 0};
+		const int	params[] = {PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_CREATEIDX_TUPLES_TOTAL};
+		int64		vals[] = {LSH_PHASE_SORT, st->nentries};
+
+		pgstat_progress_update_multi_param(2, params, vals);
+		tuplesort_performsort(st->sort);
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_LOAD);
+		lsh_build_leaves(st, &leaves);
+		st->meta.leftmost = leaves.refs[0].value;
+		st->meta.root = lsh_build_internal(st, &leaves, &st->meta.height);
+	}
+	/* else: no rows; the first insert creates the root leaf */
+	tuplesort_end(st->sort);
+
+	/* the metapage now describes the tree */
+	{
+		Buffer		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		*LshPageGetMeta(BufferGetPage(buf)) = st->meta;
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
+
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+
+	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = reltuples;
+	result->index_tuples = st->index_tuples;
+	MemoryContextDelete(st->tmpctx);
+	return result;
+}
+
+/* The init fork of an unlogged index: just a metapage, as after an empty build. */
+void
+lshbuildempty(Relation index)
+{
+	PGAlignedBlock buf;
+	Page		page = (Page) buf.data;
+
+	lsh_init_metapage(page, (LshOptions *) index->rd_options);
+	PageSetChecksumInplace(page, LSH_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, LSH_METAPAGE_BLKNO, (char *) page, true);
+	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+				LSH_METAPAGE_BLKNO, page, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+}

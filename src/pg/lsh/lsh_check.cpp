@@ -1,0 +1,678 @@
+/*
+ * minhash_lsh_check(index) walks an lsh index and lists every inconsistency
+ * it finds (no rows: consistent); minhash_lsh_stats(index) reports its shape.
+ *
+ * The check holds ShareLock on the index, which waits for and then blocks
+ * writers (inserts and VACUUM hold RowExclusiveLock) but not readers, so it
+ * sees a quiescent index. A hot standby cannot take ShareLock; its only
+ * writer is WAL replay, which takes no relation locks, so there the check
+ * takes AccessShareLock and sees a quiescent index while replay is idle. It
+ * verifies:
+ *  - the metapage: magic, version, parameters, block references;
+ *  - every page: an lsh page of a known type, sane header and counts;
+ *  - data pages: slot states and counts, the free-slot list (a page is on it
+ *    exactly when it has a free slot), the metapage's slot count;
+ *  - the tree, level by level: the right-link chain of each level is exactly
+ *    the children of the level above, in order; low and high keys agree with
+ *    the separators; internal entries are sorted; every leaf entry lies in
+ *    its leaf's key range, names an allocated slot, and its key is one of
+ *    that slot's band keys; no tree page is unreachable;
+ *  - every LIVE row whose heap tuple is visible has exactly one entry per
+ *    band (a row of an aborted or crashed transaction may have fewer until
+ *    VACUUM removes it; that is not a problem).
+ */
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "commands/defrem.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(minhash_lsh_check);
+PG_FUNCTION_INFO_V1(minhash_lsh_stats);
+}
+
+#define LSH_MAX_PROBLEMS 1000
+
+/* per-block facts gathered by the physical pass */
+#define PT_UNKNOWN	0
+#define PT_NEW		1
+#define PT_META		2
+#define PT_DATA		3
+#define PT_INTERNAL	4
+#define PT_LEAF		5
+#define PT_OTHER	6
+
+typedef struct LshChecker
+{
+	Relation	index;
+	Relation	heap;
+	ReturnSetInfo *rsinfo;
+	int64		nproblems;
+	LshMetaPageData meta;
+	LshIndexParams params;
+	BlockNumber nblocks;
+	uint8	   *ptype;			/* per block */
+	bool	   *visited;		/* per block: reached by the tree or free-list walk */
+	uint64		nrowids;		/* nblocks * slots per page */
+	uint8	   *slotstate;		/* per row id */
+	uint16	   *nentries;		/* per row id: band entries found */
+	uint32	   *keycache;		/* per row id: its band keys, if memory allows */
+	uint32	   *keys;			/* scratch: one row's band keys */
+} LshChecker;
+
+static void
+problem(LshChecker *c, const char *fmt,...) pg_attribute_printf(2, 3);
+
+static void
+problem(LshChecker *c, const char *fmt,...)
+{
+	char		buf[512];
+	va_list		ap;
+	Datum		value;
+	bool		isnull = false;
+
+	c->nproblems++;
+	if (c->nproblems > LSH_MAX_PROBLEMS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	value = CStringGetTextDatum(buf);
+	tuplestore_putvalues(c->rsinfo->setResult, c->rsinfo->setDesc, &value, &isnull);
+}
+
+static Relation
+lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	index;
+
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+	/* heap before index, as every other user of both locks them */
+	*heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, mode);
+	if (index->rd_rel->relam != get_index_am_oid("lsh", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	return index;
+}
+
+static bool
+check_meta(LshChecker *c)
+{
+	Buffer		buf = ReadBuffer(c->index, LSH_METAPAGE_BLKNO);
+	Page		page;
+	const LshMetaPageData *m;
+	bool		ok = true;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_META)
+	{
+		problem(c, "block 0 is not an lsh metapage");
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	m = LshPageGetMeta(page);
+	c->meta = *m;
+	UnlockReleaseBuffer(buf);
+	m = &c->meta;
+
+	if (m->magic != LSH_MAGIC)
+		problem(c, "metapage: bad magic number %08x", m->magic), ok = false;
+	if (m->version != LSH_VERSION)
+		problem(c, "metapage: version %u, expected %d", m->version, LSH_VERSION), ok = false;
+	if (!ok)
+		return false;
+	if (m->num_perm == 0)
+	{
+		if (m->root != InvalidBlockNumber || m->nslots != 0 || m->free_head != InvalidBlockNumber)
+			problem(c, "metapage: no parameters yet, but rows, a tree or a free list are recorded");
+		return true;
+	}
+	if (m->num_perm > 1024 || m->bands < 1 || m->rows < 1 ||
+		(int) m->bands * m->rows > m->num_perm)
+		problem(c, "metapage: invalid parameters num_perm = %d, bands = %d, rows = %d",
+				m->num_perm, m->bands, m->rows), ok = false;
+	if (m->slots_per_page != lsh_slots_per_page(m->num_perm))
+		problem(c, "metapage: %d slots per page, expected %d for num_perm = %d",
+				m->slots_per_page, lsh_slots_per_page(m->num_perm), m->num_perm), ok = false;
+	if (m->root != InvalidBlockNumber &&
+		(m->root >= c->nblocks || m->leftmost >= c->nblocks || m->height < 1))
+		problem(c, "metapage: tree root %u, leftmost leaf %u or height %d out of range",
+				m->root, m->leftmost, m->height), ok = false;
+	if (m->root == InvalidBlockNumber && m->nslots != 0)
+		problem(c, "metapage: %llu rows but no tree", (unsigned long long) m->nslots);
+	if (m->free_head != InvalidBlockNumber && m->free_head >= c->nblocks)
+		problem(c, "metapage: free list head %u beyond the index's %u blocks",
+				m->free_head, c->nblocks), ok = false;
+	lsh_meta_params(m, &c->params);
+	return ok;
+}
+
+/* Physical pass: classify pages, check data pages, remember slot states. */
+static void
+check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
+{
+	int			spp = c->params.slots_per_page;
+
+	*nallocated = 0;
+	*nfreelisted = 0;
+	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < c->nblocks; blkno++)
+	{
+		Buffer		buf = ReadBuffer(c->index, blkno);
+		Page		page;
+		LshPageOpaque opaque;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = LshPageGetOpaque(page);
+		if (PageIsNew(page))
+			c->ptype[blkno] = PT_NEW;
+		else if (!LshPageIsLsh(page))
+		{
+			c->ptype[blkno] = PT_OTHER;
+			problem(c, "block %u: not an lsh page", blkno);
+		}
+		else if (LshPageType(page) == LSH_PAGE_META)
+		{
+			c->ptype[blkno] = PT_OTHER;
+			problem(c, "block %u: a second metapage", blkno);
+		}
+		else if (LshPageType(page) == LSH_PAGE_LEAF || LshPageType(page) == LSH_PAGE_INTERNAL)
+		{
+			int			lower = ((PageHeader) page)->pd_lower;
+
+			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
+			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % sizeof(LshEntry) != 0 ||
+				LshTreeCount(page) > LSH_TREE_CAPACITY)
+				problem(c, "block %u: tree page with invalid pd_lower %d", blkno, lower);
+		}
+		else if (LshPageType(page) == LSH_PAGE_DATA)
+		{
+			int			used = 0;
+
+			c->ptype[blkno] = PT_DATA;
+			if (c->meta.num_perm == 0)
+				problem(c, "block %u: data page in an index without parameters", blkno);
+			else if (((PageHeader) page)->pd_lower !=
+					 LSH_CONTENT_START + spp * LSH_SLOT_SIZE(c->params.num_perm))
+				problem(c, "block %u: data page with invalid pd_lower %d", blkno,
+						((PageHeader) page)->pd_lower);
+			else
+			{
+				for (int s = 0; s < spp; s++)
+				{
+					const LshSlotHeader *slot = LshDataSlot(page, s, c->params.num_perm);
+					uint64		id = (uint64) blkno * spp + s;
+
+					if (slot->state == LSH_SLOT_FREE)
+						continue;
+					if (slot->state != LSH_SLOT_LIVE && slot->state != LSH_SLOT_DEAD)
+					{
+						problem(c, "block %u slot %d: invalid state %d", blkno, s, slot->state);
+						continue;
+					}
+					used++;
+					if (!ItemPointerIsValid(&slot->tid))
+						problem(c, "block %u slot %d: invalid heap TID", blkno, s);
+					c->slotstate[id] = (uint8) slot->state;
+					if (c->keycache)
+						lsh_band_keys(&c->params, LshSlotValues(slot),
+									  c->keycache + id * c->params.bands);
+				}
+				if (used != opaque->count)
+					problem(c, "block %u: %d slots in use, but the page header says %d",
+							blkno, used, opaque->count);
+				if (((opaque->flags & LSH_IN_FREELIST) != 0) != (used < spp))
+					problem(c, "block %u: %s", blkno,
+							used < spp ? "has a free slot but is not on the free list"
+							: "is full but marked as on the free list");
+				if (opaque->flags & LSH_IN_FREELIST)
+					(*nfreelisted)++;
+				*nallocated += used;
+			}
+		}
+		else
+		{
+			c->ptype[blkno] = PT_OTHER;
+			problem(c, "block %u: unknown page type %d", blkno, LshPageType(page));
+		}
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+check_free_list(LshChecker *c, BlockNumber nfreelisted)
+{
+	BlockNumber blkno = c->meta.free_head;
+	BlockNumber n = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (blkno >= c->nblocks || c->ptype[blkno] != PT_DATA)
+		{
+			problem(c, "free list: block %u is not a data page", blkno);
+			return;
+		}
+		if (c->visited[blkno])
+		{
+			problem(c, "free list: cycle at block %u", blkno);
+			return;
+		}
+		c->visited[blkno] = true;
+		n++;
+		buf = ReadBuffer(c->index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!(LshPageGetOpaque(page)->flags & LSH_IN_FREELIST))
+			problem(c, "free list: block %u is on the list but not marked so", blkno);
+		blkno = LshPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (n != nfreelisted)
+		problem(c, "free list: %u pages on the list, %u pages marked as on it", n, nfreelisted);
+}
+
+/* the band keys of an allocated slot, from the cache or from its page */
+static const uint32 *
+slot_keys(LshChecker *c, uint32 rowid)
+{
+	Buffer		buf;
+	Page		page;
+
+	if (c->keycache)
+		return c->keycache + (uint64) rowid * c->params.bands;
+	buf = ReadBuffer(c->index, lsh_rowid_block(&c->params, rowid));
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	lsh_band_keys(&c->params,
+				  LshSlotValues(LshDataSlot(page, lsh_rowid_slot(&c->params, rowid),
+											c->params.num_perm)),
+				  c->keys);
+	UnlockReleaseBuffer(buf);
+	return c->keys;
+}
+
+static void
+check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	LshEntry   *e = LshTreeEntries(page);
+	int			n = LshTreeCount(page);
+	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		rowid = e[i].value;
+		const uint32 *keys;
+		bool		found = false;
+
+		if (e[i].key < opaque->low || (has_high && e[i].key > opaque->high))
+			problem(c, "leaf %u: key %u outside the leaf's range [%u, %u]",
+					blkno, e[i].key, opaque->low, has_high ? opaque->high : PG_UINT32_MAX);
+		if ((uint64) rowid >= c->nrowids || c->slotstate[rowid] == LSH_SLOT_FREE)
+		{
+			problem(c, "leaf %u: entry for row id %u, which is not an allocated slot", blkno, rowid);
+			continue;
+		}
+		keys = slot_keys(c, rowid);
+		for (int b = 0; b < c->params.bands && !found; b++)
+			found = keys[b] == e[i].key;
+		if (!found)
+			problem(c, "leaf %u: key %u is not a band key of row id %u", blkno, e[i].key, rowid);
+		if (c->nentries[rowid] < PG_UINT16_MAX)
+			c->nentries[rowid]++;
+	}
+}
+
+/*
+ * Walk one level along its right links; expected[] lists its pages in order
+ * (the children of the level above, as (low key, block)). Returns the
+ * children of this level for the next one down.
+ */
+static LshEntry *
+check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, int *nchildren)
+{
+	LshEntry   *children = NULL;
+	int			nch = 0;
+	int			cap = 0;
+	BlockNumber blkno = expected[0].value;
+	int			i = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		LshPageOpaque opaque;
+		bool		has_high;
+
+		if (blkno >= c->nblocks || c->ptype[blkno] != (level == 0 ? PT_LEAF : PT_INTERNAL))
+		{
+			problem(c, "level %d: right link or child to block %u, not a %s page", level, blkno,
+					level == 0 ? "leaf" : "internal");
+			break;
+		}
+		if (c->visited[blkno])
+		{
+			problem(c, "level %d: block %u reached twice", level, blkno);
+			break;
+		}
+		c->visited[blkno] = true;
+		if (i >= nexpected || expected[i].value != blkno)
+			problem(c, "level %d: block %u is in the right-link chain at position %d, the level above expects block %u",
+					level, blkno, i, i < nexpected ? expected[i].value : InvalidBlockNumber);
+
+		buf = ReadBuffer(c->index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = LshPageGetOpaque(page);
+		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+		if (opaque->level != level)
+			problem(c, "block %u: level %d, expected %d", blkno, opaque->level, level);
+		if (i < nexpected && opaque->low != expected[i].key)
+			problem(c, "block %u: low key %u, the level above says %u", blkno, opaque->low,
+					expected[i].key);
+		if (i + 1 < nexpected && (!has_high || opaque->high != expected[i + 1].key))
+			problem(c, "block %u: high key %s%u, the next separator is %u", blkno,
+					has_high ? "" : "missing, ", opaque->high, expected[i + 1].key);
+		if (has_high != (opaque->next != InvalidBlockNumber))
+			problem(c, "block %u: a high key exactly when there is a right sibling is violated", blkno);
+		if (has_high && opaque->high < opaque->low)
+			problem(c, "block %u: high key %u below low key %u", blkno, opaque->high, opaque->low);
+
+		if (level == 0)
+			check_leaf_entries(c, blkno, page);
+		else
+		{
+			LshEntry   *e = LshTreeEntries(page);
+			int			n = LshTreeCount(page);
+
+			if (n == 0)
+				problem(c, "internal page %u is empty", blkno);
+			else if (e[0].key != opaque->low)
+				problem(c, "internal page %u: first key %u differs from its low key %u",
+						blkno, e[0].key, opaque->low);
+			for (int j = 0; j < n; j++)
+			{
+				if (j > 0 && e[j].key < e[j - 1].key)
+					problem(c, "internal page %u: keys out of order at entry %d", blkno, j);
+				if (has_high && e[j].key > opaque->high)
+					problem(c, "internal page %u: key %u above the high key", blkno, e[j].key);
+				if (nch == cap)
+				{
+					cap = cap ? cap * 2 : 256;
+					children = children ? (LshEntry *) repalloc_huge(children, sizeof(LshEntry) * cap)
+						: (LshEntry *) palloc(sizeof(LshEntry) * cap);
+				}
+				children[nch++] = e[j];
+			}
+		}
+		blkno = opaque->next;
+		UnlockReleaseBuffer(buf);
+		i++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (i != nexpected)
+		problem(c, "level %d: %d pages along the right links, the level above has %d children",
+				level, i, nexpected);
+	*nchildren = nch;
+	return children;
+}
+
+static void
+check_tree(LshChecker *c)
+{
+	LshEntry	top;
+	const LshEntry *expected = &top;
+	int			nexpected = 1;
+
+	if (c->meta.root == InvalidBlockNumber)
+		return;
+	top.key = 0;
+	top.value = c->meta.root;
+	if (c->ptype[c->meta.root] != (c->meta.height == 1 ? PT_LEAF : PT_INTERNAL))
+	{
+		problem(c, "metapage: root %u is not a %s page", c->meta.root,
+				c->meta.height == 1 ? "leaf" : "internal");
+		return;
+	}
+	for (int level = c->meta.height - 1; level >= 0; level--)
+	{
+		int			nch;
+		LshEntry   *children;
+
+		if (level == 0 && c->meta.leftmost != expected[0].value)
+			problem(c, "metapage: leftmost leaf %u, the tree's is %u", c->meta.leftmost,
+					expected[0].value);
+		children = check_level(c, level, expected, nexpected, &nch);
+		if (level > 0 && nch == 0)
+			return;
+		expected = children;
+		nexpected = nch;
+	}
+}
+
+/* Is the heap tuple at tid visible to the snapshot (following HOT chains)? */
+static bool
+heap_visible(Relation heap, IndexFetchTableData *fetch, TupleTableSlot *slot,
+			 Snapshot snapshot, ItemPointer tid)
+{
+	ItemPointerData t = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+
+	return table_index_fetch_tuple(fetch, &t, snapshot, slot, &call_again, &all_dead);
+}
+
+static void
+check_rows(LshChecker *c, uint64 nallocated)
+{
+	IndexFetchTableData *fetch = table_index_fetch_begin(c->heap);
+	TupleTableSlot *tslot = table_slot_create(c->heap, NULL);
+	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+
+	if (nallocated != c->meta.nslots)
+		problem(c, "metapage: %llu allocated slots recorded, %llu found",
+				(unsigned long long) c->meta.nslots, (unsigned long long) nallocated);
+	for (uint64 id = 0; id < c->nrowids; id++)
+	{
+		ItemPointerData tid;
+		Buffer		buf;
+		Page		page;
+
+		if (c->slotstate[id] != LSH_SLOT_LIVE || c->nentries[id] == c->params.bands)
+			continue;
+		buf = ReadBuffer(c->index, lsh_rowid_block(&c->params, (uint32) id));
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		tid = LshDataSlot(page, lsh_rowid_slot(&c->params, (uint32) id), c->params.num_perm)->tid;
+		UnlockReleaseBuffer(buf);
+		if (c->nentries[id] > c->params.bands)
+			problem(c, "row (%u,%u) has %d band entries, more than the %d bands",
+					ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid),
+					c->nentries[id], c->params.bands);
+		else if (heap_visible(c->heap, fetch, tslot, snapshot, &tid))
+			problem(c, "row (%u,%u) is visible but has %d of %d band entries",
+					ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid),
+					c->nentries[id], c->params.bands);
+		CHECK_FOR_INTERRUPTS();
+	}
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(tslot);
+	table_index_fetch_end(fetch);
+}
+
+extern "C" Datum
+minhash_lsh_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	LshChecker	c;
+	uint64		nallocated = 0;
+	BlockNumber nfreelisted = 0;
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	memset(&c, 0, sizeof(c));
+	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	c.index = lsh_open_checked(indexoid, lockmode, &c.heap);
+	c.nblocks = RelationGetNumberOfBlocks(c.index);
+	if (c.nblocks == 0)
+		problem(&c, "the index has no metapage");
+	else if (check_meta(&c))
+	{
+		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		if (c.meta.num_perm > 0)
+		{
+			Size		cache = (Size) c.nblocks * c.params.slots_per_page *
+				c.params.bands * sizeof(uint32);
+
+			c.nrowids = (uint64) c.nblocks * c.params.slots_per_page;
+			c.slotstate = (uint8 *) palloc_extended(c.nrowids, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			c.nentries = (uint16 *) palloc_extended(c.nrowids * sizeof(uint16), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			c.keys = (uint32 *) palloc(sizeof(uint32) * c.params.bands);
+			/* precompute band keys when they fit in maintenance_work_mem */
+			if (cache <= (Size) maintenance_work_mem * 1024)
+				c.keycache = (uint32 *) palloc_extended(Max(cache, 1), MCXT_ALLOC_HUGE);
+		}
+		check_pages(&c, &nallocated, &nfreelisted);
+		if (c.meta.num_perm > 0)
+		{
+			check_free_list(&c, nfreelisted);
+			check_tree(&c);
+			for (BlockNumber b = LSH_METAPAGE_BLKNO + 1; b < c.nblocks; b++)
+			{
+				if ((c.ptype[b] == PT_LEAF || c.ptype[b] == PT_INTERNAL) && !c.visited[b])
+					problem(&c, "block %u: tree page not reachable from the root", b);
+			}
+			check_rows(&c, nallocated);
+		}
+	}
+	if (c.nproblems > LSH_MAX_PROBLEMS)
+	{
+		Datum		value = CStringGetTextDatum(psprintf("... and %lld more problems",
+														 (long long) (c.nproblems - LSH_MAX_PROBLEMS)));
+		bool		isnull = false;
+
+		tuplestore_putvalues(c.rsinfo->setResult, c.rsinfo->setDesc, &value, &isnull);
+	}
+	index_close(c.index, lockmode);
+	table_close(c.heap, AccessShareLock);
+	return (Datum) 0;
+}
+
+/*
+ * minhash_lsh_stats: the parameters and a census of pages, rows and entries,
+ * from one pass over the index (AccessShareLock: concurrent writes may make
+ * the figures a moment's snapshot, not an exact one).
+ */
+extern "C" Datum
+minhash_lsh_stats(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	heap;
+	Relation	index = lsh_open_checked(indexoid, AccessShareLock, &heap);
+	TupleDesc	tupdesc;
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshMetaPageData m;
+	BlockNumber nblocks;
+	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
+	int64		live = 0, dead = 0, free_slots = 0, entries = 0;
+	Datum		values[16];
+	bool		nulls[16] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	m = *meta;
+	UnlockReleaseBuffer(metabuf);
+	nblocks = RelationGetNumberOfBlocks(index);
+
+	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) || !LshPageIsLsh(page))
+			unused_pages++;
+		else if (LshPageType(page) == LSH_PAGE_DATA && m.num_perm > 0)
+		{
+			data_pages++;
+			for (int s = 0; s < m.slots_per_page; s++)
+			{
+				uint16		state = LshDataSlot(page, s, m.num_perm)->state;
+
+				live += state == LSH_SLOT_LIVE;
+				dead += state == LSH_SLOT_DEAD;
+				free_slots += state == LSH_SLOT_FREE;
+			}
+		}
+		else if (LshPageType(page) == LSH_PAGE_LEAF)
+		{
+			leaf_pages++;
+			entries += LshTreeCount(page);
+		}
+		else if (LshPageType(page) == LSH_PAGE_INTERNAL)
+			internal_pages++;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+
+	values[0] = Int32GetDatum(m.num_perm);
+	values[1] = Int64GetDatum((int64) m.seed);
+	values[2] = Int32GetDatum(m.bands);
+	values[3] = Int32GetDatum(m.rows);
+	values[4] = Float8GetDatum(m.threshold);
+	values[5] = Int32GetDatum(m.root == InvalidBlockNumber ? 0 : m.height);
+	values[6] = Int64GetDatum(nblocks);
+	values[7] = Int64GetDatum(data_pages);
+	values[8] = Int64GetDatum(leaf_pages);
+	values[9] = Int64GetDatum(internal_pages);
+	values[10] = Int64GetDatum(unused_pages);
+	values[11] = Int64GetDatum(live);
+	values[12] = Int64GetDatum(dead);
+	values[13] = Int64GetDatum(free_slots);
+	values[14] = Int64GetDatum(entries);
+	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entries / (leaf_pages * LSH_TREE_CAPACITY) : 0.0);
+	if (m.num_perm == 0)
+	{
+		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

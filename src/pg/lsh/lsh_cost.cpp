@@ -1,0 +1,134 @@
+/*
+ * Cost estimate of an lsh index scan.
+ *
+ * All the work happens before the first row is returned, so startup cost is
+ * total cost. The work is: one descent per band (internal pages are few and
+ * stay cached; the leaf is a random read whose entries are compared), then
+ * one random read of a data page per candidate plus the comparison of k
+ * values. Candidates are the rows the % quals select (their selectivity comes
+ * from the operator's estimator) plus a few that share a band by chance; an
+ * ORDER BY <%> without % is assumed to find a handful. The selectivity handed
+ * back is that of the quals -- 1 for ORDER BY alone, so that without a LIMIT
+ * the planner prices fetching every row and prefers a sequential scan plus
+ * sort, which (unlike the index) returns every row.
+ */
+#include "pg/lsh/lsh.h"
+
+#include <cmath>
+
+extern "C" {
+#include "access/genam.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+}
+
+/* relative cost of comparing one 32-bit value (a tight loop, not an operator call) */
+#define LSH_VALUE_COMPARE_COST (cpu_operator_cost * 0.05)
+
+void
+lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				Cost *indexStartupCost, Cost *indexTotalCost,
+				Selectivity *indexSelectivity, double *indexCorrelation,
+				double *indexPages)
+{
+	IndexOptInfo *info = path->indexinfo;
+	int			bands = 25;
+	int			height = 1;
+	int			num_perm = 128;
+	int			spp = lsh_slots_per_page(128);
+	double		ntuples = Max(info->tuples, 1.0);
+	double		spc_random;
+	double		spc_seq;
+	Selectivity sel = 1.0;
+	List	   *quals = NIL;
+	double		matches;
+	double		cand;
+	double		data_pages;
+	Cost		cost;
+
+	*indexCorrelation = 0;
+	if (path->indexclauses == NIL && path->indexorderbys == NIL)
+	{
+		/* nothing to look up: the index cannot answer this */
+		*indexStartupCost = disable_cost;
+		*indexTotalCost = disable_cost;
+		*indexSelectivity = 1.0;
+		*indexPages = info->pages;
+		return;
+	}
+
+	{
+		Relation	index = index_open(info->indexoid, NoLock);
+		LshMetaPage meta;
+		Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+
+		if (meta->num_perm > 0)
+		{
+			bands = meta->bands;
+			num_perm = meta->num_perm;
+			spp = meta->slots_per_page;
+		}
+		if (meta->root != InvalidBlockNumber)
+			height = meta->height;
+		UnlockReleaseBuffer(metabuf);
+		index_close(index, NoLock);
+	}
+
+	get_tablespace_page_costs(info->reltablespace, &spc_random, &spc_seq);
+
+	if (path->indexclauses != NIL)
+	{
+		quals = get_quals_from_indexclauses(path->indexclauses);
+		sel = clauselist_selectivity(root, quals, info->rel->relid, JOIN_INNER, NULL);
+		matches = sel * ntuples;
+		cand = Min(ntuples, matches * 1.2 + bands);
+	}
+	else
+	{
+		matches = Min(ntuples, 10.0 + bands);
+		cand = matches;
+	}
+
+	/* descents: leaves read at random, internal levels cached */
+	cost = bands * (spc_random + (height - 1) * cpu_index_tuple_cost);
+	cost += bands * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
+	/* verification */
+	data_pages = Min(cand, ceil(ntuples / spp));
+	cost += data_pages * spc_random;
+	cost += cand * (cpu_index_tuple_cost + num_perm * LSH_VALUE_COMPARE_COST);
+	if (matches > 1)
+		cost += matches * log2(matches) * cpu_operator_cost;	/* sorting the results */
+	/* a search widened by minhash.lsh_min_candidates reads every signature */
+	if (lsh_min_candidates > matches)
+	{
+		cost += ceil(ntuples / spp) * spc_seq;
+		cost += ntuples * (cpu_index_tuple_cost + num_perm * LSH_VALUE_COMPARE_COST);
+	}
+
+	/* the query side (e.g. minhash('...')) is evaluated once per scan */
+	if (quals != NIL)
+		cost += index_other_operands_eval_cost(root, quals);
+	{
+		ListCell   *lc;
+
+		foreach(lc, path->indexorderbys)
+		{
+			Expr	   *clause = (Expr *) lfirst(lc);
+			QualCost	qc;
+
+			if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+			{
+				cost_qual_eval_node(&qc, (Node *) lsecond(((OpExpr *) clause)->args), root);
+				cost += qc.startup + qc.per_tuple;
+			}
+		}
+	}
+
+	*indexStartupCost = cost;
+	*indexTotalCost = cost;
+	*indexSelectivity = sel;
+	*indexPages = bands + data_pages;
+}

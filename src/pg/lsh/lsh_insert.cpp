@@ -1,0 +1,452 @@
+/*
+ * Inserting into an lsh index: aminsert, and the tree insertion with splits
+ * that the build does not need.
+ *
+ * An insert takes three steps, each crash-safe on its own (see lsh.h):
+ *  1. under the metapage's EXCLUSIVE lock, store the signature in a free data
+ *     slot (one WAL record: metapage + data page [+ a new root leaf]);
+ *  2. under its SHARE lock, append the band entries to their leaves, up to
+ *     four leaves per WAL record, locking leaves in block order;
+ *  3. for entries whose leaf was full, retake the metapage EXCLUSIVE and
+ *     insert with splits.
+ */
+#include "pg/lsh/lsh.h"
+
+#include <cstdlib>
+
+extern "C" {
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+}
+
+/*
+ * Step 1: a slot for the signature. Returns its row id. The caller holds the
+ * metapage EXCLUSIVE; on an empty index this also fixes the parameters and
+ * creates the root leaf.
+ */
+static uint32
+lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
+{
+	for (;;)
+	{
+		LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+		GenericXLogState *state;
+		LshMetaPage wmeta;
+		LshIndexParams params;
+		Buffer		databuf;
+		Buffer		rootbuf = InvalidBuffer;
+		Page		page;
+		LshPageOpaque opaque;
+		BlockNumber blkno;
+		int			slotno = -1;
+		LshSlotHeader *slot;
+
+		if (meta->num_perm == 0)
+		{
+			/* first signature ever: check the options against its k before any change */
+			LshMetaPageData probe = *meta;
+
+			lsh_resolve_params(&probe, sig->num_perm, sig->seed);
+			lsh_meta_params(&probe, &params);
+		}
+		else
+		{
+			lsh_meta_params(meta, &params);
+			lsh_check_signature(index, &params, sig, "signature");
+		}
+
+		if (meta->free_head != InvalidBlockNumber)
+		{
+			databuf = ReadBuffer(index, meta->free_head);
+			LockBuffer(databuf, BUFFER_LOCK_EXCLUSIVE);
+		}
+		else
+			databuf = lsh_new_buffer(index);
+		blkno = BufferGetBlockNumber(databuf);
+		/* fail before logging anything if the row id would not fit */
+		(void) lsh_rowid(&params, blkno, params.slots_per_page - 1);
+
+		state = GenericXLogStart(index);
+		wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		if (wmeta->num_perm == 0)
+			lsh_resolve_params(wmeta, sig->num_perm, sig->seed);
+		if (meta->free_head != InvalidBlockNumber)
+		{
+			page = GenericXLogRegisterBuffer(state, databuf, 0);
+			opaque = LshPageGetOpaque(page);
+			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_DATA ||
+				!(opaque->flags & LSH_IN_FREELIST))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("lsh index \"%s\" is corrupted: free list names block %u, not a data page on the list",
+								RelationGetRelationName(index), blkno)));
+			for (int i = 0; i < params.slots_per_page; i++)
+			{
+				if (LshDataSlot(page, i, params.num_perm)->state == LSH_SLOT_FREE)
+				{
+					slotno = i;
+					break;
+				}
+			}
+		}
+		else
+		{
+			page = GenericXLogRegisterBuffer(state, databuf, GENERIC_XLOG_FULL_IMAGE);
+			lsh_init_page(page, LSH_PAGE_DATA, 0);
+			((PageHeader) page)->pd_lower = LSH_CONTENT_START +
+				params.slots_per_page * LSH_SLOT_SIZE(params.num_perm);
+			opaque = LshPageGetOpaque(page);
+			opaque->flags |= LSH_IN_FREELIST;
+			opaque->next = InvalidBlockNumber;
+			wmeta->free_head = blkno;
+			slotno = 0;
+		}
+
+		if (slotno < 0)
+		{
+			/*
+			 * A listed page without a free slot should not exist; unlink it
+			 * rather than fail, and try the next one.
+			 */
+			wmeta->free_head = opaque->next;
+			opaque->flags &= ~LSH_IN_FREELIST;
+			opaque->next = InvalidBlockNumber;
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(databuf);
+			continue;
+		}
+
+		slot = LshDataSlot(page, slotno, params.num_perm);
+		slot->tid = *tid;
+		slot->state = LSH_SLOT_LIVE;
+		memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * params.num_perm);
+		opaque->count++;
+		if (opaque->count >= params.slots_per_page)
+		{
+			/* full: it must be the list head (we took the head or a new page) */
+			wmeta->free_head = opaque->next;
+			opaque->flags &= ~LSH_IN_FREELIST;
+			opaque->next = InvalidBlockNumber;
+		}
+		wmeta->nslots++;
+
+		if (meta->root == InvalidBlockNumber)
+		{
+			rootbuf = lsh_new_buffer(index);
+			Page		root = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
+
+			lsh_init_page(root, LSH_PAGE_LEAF, 0);
+			wmeta->root = BufferGetBlockNumber(rootbuf);
+			wmeta->leftmost = wmeta->root;
+			wmeta->height = 1;
+			wmeta->nsplits++;
+		}
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(databuf);
+		if (BufferIsValid(rootbuf))
+			UnlockReleaseBuffer(rootbuf);
+		return lsh_rowid(&params, blkno, slotno);
+	}
+}
+
+/* band numbers sorted by the block of their leaf */
+static const BlockNumber *sort_leaves;
+
+static int
+band_by_leaf_cmp(const void *a, const void *b)
+{
+	BlockNumber x = sort_leaves[*(const int *) a];
+	BlockNumber y = sort_leaves[*(const int *) b];
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+#define LSH_LEAVES_PER_RECORD 4
+
+/*
+ * Step 2: append entries to leaves that have room, holding the metapage
+ * SHARE. Returns the number of bands left for step 3, listed in pending[].
+ */
+static int
+lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, int *pending)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	BlockNumber *leaf = (BlockNumber *) palloc(sizeof(BlockNumber) * nkeys);
+	int		   *order = (int *) palloc(sizeof(int) * nkeys);
+	int			npending = 0;
+	int			i = 0;
+
+	for (int b = 0; b < nkeys; b++)
+	{
+		leaf[b] = lsh_find_leaf(index, meta, keys[b], false);
+		order[b] = b;
+	}
+	sort_leaves = leaf;
+	qsort(order, nkeys, sizeof(int), band_by_leaf_cmp);
+
+	while (i < nkeys)
+	{
+		Buffer		bufs[LSH_LEAVES_PER_RECORD];
+		Page		pages[LSH_LEAVES_PER_RECORD];
+		int			nbufs = 0;
+		int			first = i;
+		int			nappend = 0;
+		GenericXLogState *state;
+
+		/* the next group: bands of up to four distinct leaves, ascending */
+		while (i < nkeys)
+		{
+			if (nbufs == 0 || leaf[order[i]] != BufferGetBlockNumber(bufs[nbufs - 1]))
+			{
+				if (nbufs == LSH_LEAVES_PER_RECORD)
+					break;
+				bufs[nbufs] = ReadBuffer(index, leaf[order[i]]);
+				LockBuffer(bufs[nbufs], BUFFER_LOCK_EXCLUSIVE);
+				nbufs++;
+			}
+			i++;
+		}
+
+		state = GenericXLogStart(index);
+		for (int j = 0; j < nbufs; j++)
+			pages[j] = GenericXLogRegisterBuffer(state, bufs[j], 0);
+		for (int g = first, j = -1; g < i; g++)
+		{
+			int			b = order[g];
+			Page		page;
+			int			n;
+
+			if (j < 0 || leaf[b] != BufferGetBlockNumber(bufs[j]))
+				j++;
+			page = pages[j];
+			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
+								RelationGetRelationName(index), leaf[b])));
+			n = LshTreeCount(page);
+			if (n >= LSH_TREE_CAPACITY)
+			{
+				pending[npending++] = b;
+				continue;
+			}
+			LshTreeEntries(page)[n].key = keys[b];
+			LshTreeEntries(page)[n].value = rowid;
+			LshTreeSetCount(page, n + 1);
+			nappend++;
+		}
+		if (nappend > 0)
+			GenericXLogFinish(state);
+		else
+			GenericXLogAbort(state);
+		for (int j = 0; j < nbufs; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
+	UnlockReleaseBuffer(metabuf);
+	pfree(leaf);
+	pfree(order);
+	return npending;
+}
+
+/*
+ * Split the full tree page in buf (exclusively locked) whose parent (locked,
+ * with room for one more entry) refers to it at parent_idx. The upper half
+ * moves to a new right sibling; one WAL record covers metapage, parent, page
+ * and sibling, so the tree is consistent before and after it. Returns the
+ * separator; *sibling is the new page, exclusively locked.
+ */
+static uint32
+lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buffer buf,
+		  Buffer *sibling)
+{
+	Buffer		sbuf = lsh_new_buffer(index);
+	GenericXLogState *state = GenericXLogStart(index);
+	LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	Page		parent = GenericXLogRegisterBuffer(state, parentbuf, 0);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	Page		spage = GenericXLogRegisterBuffer(state, sbuf, GENERIC_XLOG_FULL_IMAGE);
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	LshPageOpaque sopaque;
+	LshEntry   *e = LshTreeEntries(page);
+	LshEntry   *pe = LshTreeEntries(parent);
+	int			n = LshTreeCount(page);
+	int			np = LshTreeCount(parent);
+	int			mid = n / 2;
+	uint32		sep;
+	BlockNumber sblkno = BufferGetBlockNumber(sbuf);
+
+	if (opaque->level == 0)
+		qsort(e, n, sizeof(LshEntry), lsh_entry_cmp);	/* leaves are unsorted */
+	sep = e[mid].key;
+
+	lsh_init_page(spage, LshPageType(page), opaque->level);
+	sopaque = LshPageGetOpaque(spage);
+	memcpy(LshTreeEntries(spage), e + mid, sizeof(LshEntry) * (n - mid));
+	LshTreeSetCount(spage, n - mid);
+	sopaque->low = sep;
+	sopaque->high = opaque->high;
+	sopaque->flags |= opaque->flags & LSH_HAS_HIGH;
+	sopaque->next = opaque->next;
+
+	LshTreeSetCount(page, mid);
+	opaque->high = sep;
+	opaque->flags |= LSH_HAS_HIGH;
+	opaque->next = sblkno;
+
+	/* the separator goes right after the split page's entry in the parent */
+	memmove(pe + parent_idx + 2, pe + parent_idx + 1, sizeof(LshEntry) * (np - parent_idx - 1));
+	pe[parent_idx + 1].key = sep;
+	pe[parent_idx + 1].value = sblkno;
+	LshTreeSetCount(parent, np + 1);
+
+	wmeta->nsplits++;
+	GenericXLogFinish(state);
+	*sibling = sbuf;
+	return sep;
+}
+
+/*
+ * Give the tree a new root above the current one (which is full). The old
+ * root becomes the new root's only child; the caller splits it next.
+ */
+static Buffer
+lsh_grow_root(Relation index, Buffer metabuf, Buffer rootbuf)
+{
+	Buffer		nbuf = lsh_new_buffer(index);
+	GenericXLogState *state = GenericXLogStart(index);
+	LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	Page		npage = GenericXLogRegisterBuffer(state, nbuf, GENERIC_XLOG_FULL_IMAGE);
+	LshPageOpaque old = LshPageGetOpaque(BufferGetPage(rootbuf));
+
+	lsh_init_page(npage, LSH_PAGE_INTERNAL, old->level + 1);
+	LshTreeEntries(npage)[0].key = old->low;
+	LshTreeEntries(npage)[0].value = BufferGetBlockNumber(rootbuf);
+	LshTreeSetCount(npage, 1);
+	LshPageGetOpaque(npage)->low = old->low;
+	wmeta->root = BufferGetBlockNumber(nbuf);
+	wmeta->height++;
+	wmeta->nsplits++;
+	GenericXLogFinish(state);
+	return nbuf;
+}
+
+/*
+ * Step 3: insert one entry, splitting full pages on the way down (top-down,
+ * so a parent always has room for the separator of its child's split). The
+ * caller holds the metapage EXCLUSIVE: no one else is in the tree.
+ */
+void
+lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
+{
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+	Buffer		parentbuf = InvalidBuffer;
+	int			parent_idx = 0;
+	BlockNumber blkno = meta->root;
+
+	for (;;)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		LshPageOpaque opaque;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		opaque = LshPageGetOpaque(page);
+		if (!LshPageIsLsh(page) ||
+			(LshPageType(page) != LSH_PAGE_LEAF && LshPageType(page) != LSH_PAGE_INTERNAL))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("lsh index \"%s\" is corrupted: expected a tree page at block %u",
+							RelationGetRelationName(index), blkno)));
+
+		if (LshTreeCount(page) >= LSH_TREE_CAPACITY)
+		{
+			Buffer		sbuf;
+			uint32		sep;
+
+			if (!BufferIsValid(parentbuf))
+			{
+				parentbuf = lsh_grow_root(index, metabuf, buf);
+				parent_idx = 0;
+			}
+			sep = lsh_split(index, metabuf, parentbuf, parent_idx, buf, &sbuf);
+			/* continue in the half that takes key (the right one on a tie, as inserts do) */
+			if (key >= sep)
+			{
+				UnlockReleaseBuffer(buf);
+				buf = sbuf;
+				parent_idx++;
+			}
+			else
+				UnlockReleaseBuffer(sbuf);
+			page = BufferGetPage(buf);
+			opaque = LshPageGetOpaque(page);
+		}
+		if (BufferIsValid(parentbuf))
+			UnlockReleaseBuffer(parentbuf);
+
+		if (opaque->level == 0)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			int			n = LshTreeCount(wpage);
+
+			LshTreeEntries(wpage)[n].key = key;
+			LshTreeEntries(wpage)[n].value = rowid;
+			LshTreeSetCount(wpage, n + 1);
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		parent_idx = lsh_child_index(page, key, false);
+		blkno = LshTreeEntries(page)[parent_idx].value;
+		parentbuf = buf;
+	}
+}
+
+bool
+lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
+		  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+		  struct IndexInfo *indexInfo)
+{
+	MemoryContext tmpcxt;
+	MemoryContext oldcxt;
+	MinHashSig *sig;
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshIndexParams params;
+	uint32		rowid;
+	uint32	   *keys;
+	int		   *pending;
+	int			npending;
+
+	if (isnull[0])
+		return false;			/* NULLs are not indexed: % and <%> are strict */
+
+	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "lsh insert", ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(tmpcxt);
+	sig = DatumGetMinHashSig(values[0]);
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
+	rowid = lsh_store_signature(index, metabuf, sig, heap_tid);
+	lsh_meta_params(meta, &params);
+	UnlockReleaseBuffer(metabuf);
+
+	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
+	pending = (int *) palloc(sizeof(int) * params.bands);
+	lsh_band_keys(&params, sig->values, keys);
+	npending = lsh_append_entries(index, keys, params.bands, rowid, pending);
+	if (npending > 0)
+	{
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
+		for (int i = 0; i < npending; i++)
+			lsh_tree_insert(index, metabuf, keys[pending[i]], rowid);
+		UnlockReleaseBuffer(metabuf);
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(tmpcxt);
+	return false;
+}

@@ -1,0 +1,309 @@
+/*
+ * Page-level utilities of the lsh index: page and metapage initialisation,
+ * the index parameters, row ids, band keys and the tree descent.
+ */
+#include "pg/lsh/lsh.h"
+
+#include <cmath>
+
+#include "core/hash.h"
+#include "core/lsh_params.h"
+#include "core/signature.h"
+
+extern "C" {
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+}
+
+int
+lsh_slots_per_page(int num_perm)
+{
+	return (int) (LSH_CONTENT_SIZE / LSH_SLOT_SIZE(num_perm));
+}
+
+void
+lsh_init_page(Page page, uint16 type, uint16 level)
+{
+	LshPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(LshPageOpaqueData));
+	opaque = LshPageGetOpaque(page);
+	opaque->low = 0;
+	opaque->high = 0;
+	opaque->next = InvalidBlockNumber;
+	opaque->count = 0;
+	opaque->level = level;
+	opaque->flags = type;
+	opaque->page_id = LSH_PAGE_ID;
+}
+
+void
+lsh_init_metapage(Page page, const LshOptions *opts)
+{
+	LshMetaPage meta;
+
+	lsh_init_page(page, LSH_PAGE_META, 0);
+	meta = LshPageGetMeta(page);
+	memset(meta, 0, sizeof(LshMetaPageData));
+	meta->magic = LSH_MAGIC;
+	meta->version = LSH_VERSION;
+	meta->root = InvalidBlockNumber;
+	meta->leftmost = InvalidBlockNumber;
+	meta->free_head = InvalidBlockNumber;
+	meta->opt_threshold = opts ? opts->threshold : -1;
+	meta->opt_bands = opts ? opts->bands : 0;
+	meta->opt_rows = opts ? opts->rows : 0;
+	meta->opt_fp_weight = opts ? opts->fp_weight : -1;
+	meta->opt_fn_weight = opts ? opts->fn_weight : -1;
+	/* GenericXLog zeroes what lies between pd_lower and pd_upper */
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(LshMetaPageData)) - (char *) page;
+}
+
+/*
+ * A new page at the end of the index, returned pinned and exclusively locked.
+ * Pages are never freed (leaves do not merge; data slots are reused), so there
+ * is nothing to recycle.
+ */
+Buffer
+lsh_new_buffer(Relation index)
+{
+	bool		need_lock = !RELATION_IS_LOCAL(index);
+	Buffer		buf;
+
+	if (need_lock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (need_lock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+static void
+lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("lsh index \"%s\" is corrupted: %s at block %u",
+					RelationGetRelationName(index), what, blkno),
+			 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
+}
+
+/* Pin and lock the metapage, checking that it is one. */
+Buffer
+lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
+{
+	Buffer		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
+	Page		page;
+
+	LockBuffer(buf, mode);
+	page = BufferGetPage(buf);
+	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_META)
+		lsh_corrupted(index, "not a metapage", LSH_METAPAGE_BLKNO);
+	*meta = LshPageGetMeta(page);
+	if ((*meta)->magic != LSH_MAGIC)
+		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
+	if ((*meta)->version != LSH_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
+						RelationGetRelationName(index), (*meta)->version, LSH_VERSION),
+				 errhint("REINDEX the index.")));
+	return buf;
+}
+
+void
+lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
+{
+	params->num_perm = meta->num_perm;
+	params->seed = meta->seed;
+	params->bands = meta->bands;
+	params->rows = meta->rows;
+	params->slots_per_page = meta->slots_per_page;
+}
+
+/*
+ * Fix the index's parameters once k is known: from explicit bands and rows, or
+ * from the threshold (default 0.5) through the core's optimiser.
+ */
+void
+lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed)
+{
+	int			bands;
+	int			rows;
+	double		threshold;
+
+	if (num_perm < minhash::kMinNumPerm || num_perm > minhash::kMaxNumPerm)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("num_perm %d is out of range for an lsh index", num_perm)));
+	if (meta->opt_bands > 0)
+	{
+		bands = meta->opt_bands;
+		rows = meta->opt_rows;
+		if ((int64) bands * rows > num_perm)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lsh options bands * rows must not exceed num_perm"),
+					 errdetail("bands = %d, rows = %d, but the signatures have num_perm = %d.",
+							   bands, rows, num_perm),
+					 errhint("Choose bands and rows with bands * rows <= %d, or give a threshold.",
+							 num_perm)));
+		threshold = pow(1.0 / bands, 1.0 / rows);
+	}
+	else
+	{
+		double		fp = meta->opt_fp_weight >= 0 ? meta->opt_fp_weight : LSH_DEFAULT_FP_WEIGHT;
+		double		fn = meta->opt_fn_weight >= 0 ? meta->opt_fn_weight : LSH_DEFAULT_FN_WEIGHT;
+		minhash::LshParams p;
+
+		threshold = meta->opt_threshold > 0 ? meta->opt_threshold : 0.5;
+		p = minhash::choose_lsh_params(threshold, num_perm, fp, fn);
+		bands = p.bands;
+		rows = p.rows;
+		if (bands < 1 || rows < 1 || (int64) bands * rows > num_perm)
+			elog(ERROR, "band optimiser returned bands = %d, rows = %d for num_perm = %d",
+				 bands, rows, num_perm);
+	}
+	meta->num_perm = (uint16) num_perm;
+	meta->seed = seed;
+	meta->bands = (uint16) bands;
+	meta->rows = (uint16) rows;
+	meta->threshold = threshold;
+	meta->slots_per_page = (uint16) lsh_slots_per_page(num_perm);
+}
+
+void
+lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
+					const char *what)
+{
+	if (sig->num_perm != params->num_perm || sig->seed != params->seed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not match lsh index \"%s\"", what, RelationGetRelationName(index)),
+				 errdetail("The index holds signatures with num_perm = %d and seed = %lld; "
+						   "this one has num_perm = %d and seed = %lld.",
+						   params->num_perm, (long long) params->seed,
+						   (int) sig->num_perm, (long long) sig->seed)));
+}
+
+/*
+ * The 32-bit key of each band: the band hash (seeded with the band number, so
+ * equal values in different bands do not meet) folded to 32 bits. Two rows
+ * sharing a band share its key; unrelated bands collide with probability
+ * 2^-32, and such a false candidate is discarded by verification.
+ */
+void
+lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys)
+{
+	for (int b = 0; b < params->bands; b++)
+	{
+		uint64		h = minhash::band_hash(values + (Size) b * params->rows, params->rows, b);
+
+		keys[b] = (uint32) (h ^ (h >> 32));
+	}
+}
+
+uint32
+lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot)
+{
+	uint64		id = (uint64) blkno * params->slots_per_page + slot;
+
+	if (id > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lsh index is too large: row ids are 32 bits"),
+				 errdetail("Data block %u, slot %d.", blkno, slot)));
+	return (uint32) id;
+}
+
+BlockNumber
+lsh_rowid_block(const LshIndexParams *params, uint32 rowid)
+{
+	return rowid / params->slots_per_page;
+}
+
+int
+lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
+{
+	return (int) (rowid % params->slots_per_page);
+}
+
+/*
+ * Which child of an internal page to follow for key. Entry i > 0 holds the low
+ * key of child i, entry 0 the page's own low key. With leftmost, the leftmost
+ * child that may hold key (a run of equal keys may span children: child i-1
+ * may end with the key child i starts with); else the rightmost one, which is
+ * where inserts go.
+ */
+int
+lsh_child_index(Page page, uint32 key, bool leftmost)
+{
+	LshEntry   *e = LshTreeEntries(page);
+	int			lo = 1;
+	int			hi = LshTreeCount(page);
+
+	/* first i in [1, n) with e[i].key >= key (leftmost) or > key */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (leftmost ? e[mid].key < key : e[mid].key <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/*
+ * Descend from the root to the leaf for key. The caller holds the metapage
+ * lock (share at least), so internal pages cannot change under us: each is
+ * locked only while read.
+ */
+BlockNumber
+lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+{
+	BlockNumber blkno = meta->root;
+
+	for (int level = meta->height - 1; level > 0; level--)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		LshPageOpaque opaque;
+		BlockNumber child;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = LshPageGetOpaque(page);
+		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_INTERNAL ||
+			opaque->level != level || LshTreeCount(page) == 0)
+			lsh_corrupted(index, "expected an internal page", blkno);
+		child = LshTreeEntries(page)[lsh_child_index(page, key, leftmost)].value;
+		UnlockReleaseBuffer(buf);
+		blkno = child;
+	}
+	return blkno;
+}
+
+int
+lsh_entry_cmp(const void *a, const void *b)
+{
+	const LshEntry *x = (const LshEntry *) a;
+	const LshEntry *y = (const LshEntry *) b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return 0;
+}
+
+int
+lsh_uint32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}

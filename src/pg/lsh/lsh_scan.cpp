@@ -1,0 +1,392 @@
+/*
+ * Scanning an lsh index: % (similarity at least minhash.similarity_threshold)
+ * and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
+ *
+ * A scan works in one go on its first call: look up the query's band keys
+ * (holding the metapage SHARE so the tree cannot split under us), collect the
+ * row ids of matching entries, verify each candidate against its stored
+ * signature -- the same estimate the operators compute, so no heap visit is
+ * spent on false candidates and the executor need not recheck -- and sort the
+ * survivors by distance (ORDER BY) or by heap TID (helps the heap fetches).
+ *
+ * ORDER BY <%> returns only rows sharing a band with the query, closest
+ * first: a LIMIT n may see fewer than n rows when fewer candidates exist.
+ * minhash.lsh_min_candidates widens such a scan to every stored signature.
+ */
+#include "pg/lsh/lsh.h"
+
+#include <cstdlib>
+
+#include "core/jaccard.h"
+
+extern "C" {
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+}
+
+typedef struct LshResult
+{
+	ItemPointerData tid;
+	uint32		pos;			/* index of its distances in so->dist */
+} LshResult;
+
+typedef struct LshScanOpaqueData
+{
+	MemoryContext cxt;			/* everything of the current search; reset on rescan */
+	bool		searched;
+	LshResult  *results;
+	int			nresults;
+	int			cap;
+	int			next;			/* next result amgettuple returns */
+	double	   *dist;			/* norderbys distances per result */
+
+	/* the current search */
+	int			num_perm;
+	int			nquals;
+	MinHashSig **quals;			/* right-hand sides of % */
+	int			norderbys;
+	MinHashSig **orderbys;		/* right-hand sides of <%> */
+	double		threshold;
+} LshScanOpaqueData;
+
+typedef LshScanOpaqueData *LshScanOpaque;
+
+IndexScanDesc
+lshbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	LshScanOpaque so = (LshScanOpaque) palloc0(sizeof(LshScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "lsh scan", ALLOCSET_DEFAULT_SIZES);
+	scan->opaque = so;
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = (Datum *) palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = (bool *) palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
+	return scan;
+}
+
+void
+lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, sizeof(ScanKeyData) * scan->numberOfKeys);
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, sizeof(ScanKeyData) * scan->numberOfOrderBys);
+	MemoryContextReset(so->cxt);
+	so->searched = false;
+	so->results = NULL;
+	so->nresults = so->cap = so->next = 0;
+	so->dist = NULL;
+}
+
+void
+lshendscan(IndexScanDesc scan)
+{
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+	scan->opaque = NULL;
+}
+
+/* Does the stored signature pass every % qual? If so, keep it with its distances. */
+static void
+lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
+{
+	const uint32 *values = LshSlotValues(slot);
+	LshResult  *r;
+
+	for (int i = 0; i < so->nquals; i++)
+	{
+		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
+			return;
+	}
+	if (so->nresults == so->cap)
+	{
+		so->cap = so->cap ? so->cap * 2 : 256;
+		if (so->results == NULL)
+		{
+			so->results = (LshResult *) palloc(sizeof(LshResult) * so->cap);
+			so->dist = (double *) palloc(sizeof(double) * so->cap * Max(so->norderbys, 1));
+		}
+		else
+		{
+			so->results = (LshResult *) repalloc_huge(so->results, sizeof(LshResult) * so->cap);
+			so->dist = (double *) repalloc_huge(so->dist,
+												sizeof(double) * so->cap * Max(so->norderbys, 1));
+		}
+	}
+	r = &so->results[so->nresults];
+	r->tid = slot->tid;
+	r->pos = so->nresults;
+	for (int j = 0; j < so->norderbys; j++)
+		so->dist[(Size) r->pos * so->norderbys + j] =
+			1.0 - minhash::jaccard_estimate(values, so->orderbys[j]->values, so->num_perm);
+	so->nresults++;
+}
+
+/*
+ * Collect the row ids of entries with this key, starting at the leftmost leaf
+ * that may hold it and following right links through a run of equal keys.
+ */
+static void
+lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
+			uint32 **ids, int *nids, int *capids)
+{
+	BlockNumber blkno = lsh_find_leaf(index, meta, key, true);
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		LshPageOpaque opaque;
+		LshEntry   *e;
+		int			n;
+		bool		more;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = LshPageGetOpaque(page);
+		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
+							RelationGetRelationName(index), blkno)));
+		e = LshTreeEntries(page);
+		n = LshTreeCount(page);
+		for (int i = 0; i < n; i++)
+		{
+			if (e[i].key != key)
+				continue;
+			if (*nids == *capids)
+			{
+				*capids *= 2;
+				*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
+			}
+			(*ids)[(*nids)++] = e[i].value;
+		}
+		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
+		blkno = more ? opaque->next : InvalidBlockNumber;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Verify candidates (sorted row ids) against their stored signatures. */
+static void
+lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
+		   const uint32 *ids, int nids)
+{
+	int			i = 0;
+
+	while (i < nids)
+	{
+		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		bool		isdata;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		isdata = LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA;
+		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
+		{
+			const LshSlotHeader *slot;
+
+			if (!isdata)
+				continue;		/* cannot happen: entries name allocated slots */
+			slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]), params->num_perm);
+			/* DEAD: removed by VACUUM, its TID may already name another tuple */
+			if (slot->state == LSH_SLOT_LIVE)
+				lsh_consider(so, slot);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Verify every stored signature: the widened, exact search. */
+static void
+lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		{
+			for (int s = 0; s < params->slots_per_page; s++)
+			{
+				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+
+				if (slot->state == LSH_SLOT_LIVE)
+					lsh_consider(so, slot);
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static LshScanOpaque sort_so;
+
+static int
+lsh_result_cmp(const void *a, const void *b)
+{
+	const LshResult *x = (const LshResult *) a;
+	const LshResult *y = (const LshResult *) b;
+
+	for (int j = 0; j < sort_so->norderbys; j++)
+	{
+		double		dx = sort_so->dist[(Size) x->pos * sort_so->norderbys + j];
+		double		dy = sort_so->dist[(Size) y->pos * sort_so->norderbys + j];
+
+		if (dx != dy)
+			return dx < dy ? -1 : 1;
+	}
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
+static void
+lsh_search(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+	MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshIndexParams params;
+	const MinHashSig *probe;
+	uint32	   *keys;
+	uint32	   *ids;
+	int			nids = 0;
+	int			capids = 1024;
+	int			nuniq = 0;
+
+	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
+
+	/* A NULL query matches nothing: the operators are strict */
+	so->nquals = scan->numberOfKeys;
+	so->quals = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->nquals, 1));
+	for (int i = 0; i < so->nquals; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+
+		if (sk->sk_flags & SK_ISNULL)
+			goto done;
+		if (sk->sk_strategy != LSH_SIMILAR_STRATEGY)
+			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
+		so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
+	}
+	so->norderbys = scan->numberOfOrderBys;
+	so->orderbys = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->norderbys, 1));
+	for (int j = 0; j < so->norderbys; j++)
+	{
+		ScanKey		sk = &scan->orderByData[j];
+
+		if (sk->sk_flags & SK_ISNULL)
+			goto done;
+		if (sk->sk_strategy != LSH_DISTANCE_STRATEGY)
+			elog(ERROR, "unexpected ordering strategy %d in an lsh index scan", sk->sk_strategy);
+		so->orderbys[j] = DatumGetMinHashSig(sk->sk_argument);
+	}
+	so->threshold = minhash_similarity_threshold;
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	lsh_meta_params(meta, &params);
+	UnlockReleaseBuffer(metabuf);
+	if (params.num_perm == 0)
+		goto done;				/* nothing was ever inserted */
+	so->num_perm = params.num_perm;
+	for (int i = 0; i < so->nquals; i++)
+		lsh_check_signature(index, &params, so->quals[i], "query signature");
+	for (int j = 0; j < so->norderbys; j++)
+		lsh_check_signature(index, &params, so->orderbys[j], "query signature");
+
+	/* Candidates come from the first % query, else from the ORDER BY query */
+	probe = so->nquals > 0 ? so->quals[0] : so->orderbys[0];
+	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
+	lsh_band_keys(&params, probe->values, keys);
+	ids = (uint32 *) palloc(sizeof(uint32) * capids);
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	if (meta->root != InvalidBlockNumber)
+	{
+		for (int b = 0; b < params.bands; b++)
+			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
+	}
+	UnlockReleaseBuffer(metabuf);
+
+	/* one visit per candidate, data pages in block order */
+	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
+	for (int i = 0; i < nids; i++)
+	{
+		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
+			ids[nuniq++] = ids[i];
+	}
+	lsh_verify(index, so, &params, ids, nuniq);
+
+	if (so->nresults < lsh_min_candidates)
+	{
+		so->nresults = 0;
+		lsh_verify_all(index, so, &params);
+	}
+
+	sort_so = so;
+	qsort(so->results, so->nresults, sizeof(LshResult), lsh_result_cmp);
+
+done:
+	so->searched = true;
+	MemoryContextSwitchTo(oldcxt);
+}
+
+bool
+lshgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+	LshResult  *r;
+
+	if (!ScanDirectionIsForward(dir))
+		elog(ERROR, "lsh index scans only go forward");
+	if (!so->searched)
+		lsh_search(scan);
+	if (so->next >= so->nresults)
+		return false;
+
+	r = &so->results[so->next++];
+	scan->xs_heaptid = r->tid;
+	scan->xs_recheck = false;
+	scan->xs_recheckorderby = false;
+	for (int j = 0; j < so->norderbys; j++)
+	{
+		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist[(Size) r->pos * so->norderbys + j]);
+		scan->xs_orderbynulls[j] = false;
+	}
+	return true;
+}
+
+int64
+lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+
+	if (!so->searched)
+		lsh_search(scan);
+	for (int i = 0; i < so->nresults; i++)
+		tbm_add_tuples(tbm, &so->results[i].tid, 1, false);
+	return so->nresults;
+}

@@ -1,0 +1,307 @@
+/*
+ * VACUUM of an lsh index: ambulkdelete and amvacuumcleanup.
+ *
+ * Bulk delete runs in three passes so that a band entry never names a free
+ * slot (which a later insert could hand to another row):
+ *  1. data pages, in block order: slots whose TID the callback reports dead
+ *     become DEAD (scans skip them); their row ids go into a bitmap. DEAD
+ *     slots left by an interrupted earlier VACUUM join them.
+ *  2. leaves, in key order along the right links: entries of DEAD rows are
+ *     removed. Splits may run meanwhile, but they only move entries to the
+ *     right, into pages this walk has yet to visit.
+ *  3. the pages of pass 1: DEAD slots become FREE and the page joins the
+ *     free-slot list, so later inserts reuse the space.
+ * Pages left all-zero by a crash during relation extension become empty data
+ * pages on the free list.
+ */
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "access/genam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+}
+
+typedef struct LshBlockList
+{
+	BlockNumber *blocks;
+	int			n;
+	int			cap;
+} LshBlockList;
+
+static void
+lsh_block_list_add(LshBlockList *list, BlockNumber blkno)
+{
+	if (list->n == list->cap)
+	{
+		list->cap = list->cap ? list->cap * 2 : 64;
+		list->blocks = list->blocks
+			? (BlockNumber *) repalloc_huge(list->blocks, sizeof(BlockNumber) * list->cap)
+			: (BlockNumber *) palloc(sizeof(BlockNumber) * list->cap);
+	}
+	list->blocks[list->n++] = blkno;
+}
+
+#define DEAD_SET(bits, id)	((bits)[(id) >> 3] |= (uint8) (1 << ((id) & 7)))
+#define DEAD_TEST(bits, nbits, id) \
+	((uint64) (id) < (nbits) && ((bits)[(id) >> 3] & (1 << ((id) & 7))) != 0)
+
+/* Pass 1 on one data page: returns the number of slots newly marked DEAD. */
+static int
+lsh_mark_dead(Relation index, Buffer buf, const LshIndexParams *params,
+			  IndexBulkDeleteCallback callback, void *callback_state,
+			  uint8 *dead, int *ndead)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	int			marked = 0;
+
+	*ndead = 0;
+	for (int s = 0; s < params->slots_per_page; s++)
+	{
+		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+
+		if (slot->state == LSH_SLOT_LIVE && callback(&slot->tid, callback_state))
+		{
+			slot->state = LSH_SLOT_DEAD;
+			marked++;
+		}
+		if (slot->state == LSH_SLOT_DEAD)
+		{
+			uint32		id = lsh_rowid(params, blkno, s);
+
+			DEAD_SET(dead, id);
+			(*ndead)++;
+		}
+	}
+	if (marked > 0)
+		GenericXLogFinish(state);
+	else
+		GenericXLogAbort(state);
+	return marked;
+}
+
+/* Pass 2 on one leaf: returns the number of entries removed. */
+static int
+lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
+{
+	Page		page = BufferGetPage(buf);
+	LshEntry   *e = LshTreeEntries(page);
+	int			n = LshTreeCount(page);
+	int			any = 0;
+	GenericXLogState *state;
+	int			kept = 0;
+
+	for (int i = 0; i < n && !any; i++)
+		any = DEAD_TEST(dead, nbits, e[i].value);
+	if (!any)
+		return 0;
+
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	e = LshTreeEntries(page);
+	for (int i = 0; i < n; i++)
+	{
+		if (!DEAD_TEST(dead, nbits, e[i].value))
+			e[kept++] = e[i];
+	}
+	LshTreeSetCount(page, kept);
+	GenericXLogFinish(state);
+	return n - kept;
+}
+
+/* Pass 3 on one data page: DEAD slots become FREE; returns how many. */
+static int
+lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
+	Buffer		buf = ReadBuffer(index, blkno);
+	GenericXLogState *state;
+	LshMetaPage wmeta;
+	Page		page;
+	LshPageOpaque opaque;
+	int			freed = 0;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	opaque = LshPageGetOpaque(page);
+	for (int s = 0; s < params->slots_per_page; s++)
+	{
+		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+
+		if (slot->state == LSH_SLOT_DEAD)
+		{
+			memset(slot, 0, LSH_SLOT_SIZE(params->num_perm));	/* state = FREE */
+			freed++;
+		}
+	}
+	if (freed > 0)
+	{
+		opaque->count -= freed;
+		wmeta->nslots -= freed;
+		if (!(opaque->flags & LSH_IN_FREELIST))
+		{
+			opaque->flags |= LSH_IN_FREELIST;
+			opaque->next = wmeta->free_head;
+			wmeta->free_head = blkno;
+		}
+		GenericXLogFinish(state);
+	}
+	else
+		GenericXLogAbort(state);
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(metabuf);
+	return freed;
+}
+
+/*
+ * An all-zero page (a crash or an error came between extending the relation
+ * and logging the page) becomes an empty data page on the free list. Under
+ * the metapage EXCLUSIVE no extension is in progress: every extension happens
+ * under it, so a page still zero now is garbage.
+ */
+static void
+lsh_reclaim_new_page(Relation index, BlockNumber blkno)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
+	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (PageIsNew(BufferGetPage(buf)) && meta->num_perm > 0)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		LshPageOpaque opaque;
+
+		lsh_init_page(page, LSH_PAGE_DATA, 0);
+		((PageHeader) page)->pd_lower = LSH_CONTENT_START +
+			wmeta->slots_per_page * LSH_SLOT_SIZE(wmeta->num_perm);
+		opaque = LshPageGetOpaque(page);
+		opaque->flags |= LSH_IN_FREELIST;
+		opaque->next = wmeta->free_head;
+		wmeta->free_head = blkno;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+IndexBulkDeleteResult *
+lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshIndexParams params;
+	BlockNumber leftmost;
+	BlockNumber nblocks;
+	uint64		nbits;
+	uint8	   *dead;
+	LshBlockList dead_pages = {NULL, 0, 0};
+	LshBlockList new_pages = {NULL, 0, 0};
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	lsh_meta_params(meta, &params);
+	leftmost = meta->leftmost;
+	UnlockReleaseBuffer(metabuf);
+	if (params.num_perm == 0)
+		return stats;			/* nothing was ever inserted */
+
+	/* rows added after this point live beyond nbits: never dead in this pass */
+	nblocks = RelationGetNumberOfBlocks(index);
+	nbits = (uint64) nblocks * params.slots_per_page;
+	dead = (uint8 *) palloc_extended(nbits / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		vacuum_delay_point();
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page))
+			lsh_block_list_add(&new_pages, blkno);
+		else if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		{
+			int			ndead;
+
+			stats->tuples_removed += lsh_mark_dead(index, buf, &params, callback,
+												   callback_state, dead, &ndead);
+			if (ndead > 0)
+				lsh_block_list_add(&dead_pages, blkno);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+
+	if (dead_pages.n > 0)
+	{
+		BlockNumber blkno = leftmost;
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf;
+			Page		page;
+
+			vacuum_delay_point();
+			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buf);
+			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
+								RelationGetRelationName(index), blkno)));
+			lsh_prune_leaf(index, buf, dead, nbits);
+			blkno = LshPageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(metabuf);
+		}
+
+		for (int i = 0; i < dead_pages.n; i++)
+		{
+			vacuum_delay_point();
+			lsh_free_dead(index, dead_pages.blocks[i], &params);
+		}
+	}
+
+	for (int i = 0; i < new_pages.n; i++)
+		lsh_reclaim_new_page(index, new_pages.blocks[i]);
+
+	pfree(dead);
+	return stats;
+}
+
+IndexBulkDeleteResult *
+lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	LshMetaPage meta;
+	Buffer		metabuf;
+
+	if (info->analyze_only)
+		return stats;
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	/* the slot count is exact: every slot allocation and release updates it */
+	metabuf = lsh_read_meta(info->index, BUFFER_LOCK_SHARE, &meta);
+	stats->num_index_tuples = (double) meta->nslots;
+	UnlockReleaseBuffer(metabuf);
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
+	stats->estimated_count = false;
+	return stats;
+}

@@ -1,0 +1,29 @@
+
+-- ---------------------------------------------------------------------------
+-- The lsh index access method (src/pg/lsh/, docs/lsh.md).
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION lsh_handler(internal) RETURNS index_am_handler
+    AS 'MODULE_PATHNAME', 'lsh_handler' LANGUAGE C;
+
+CREATE ACCESS METHOD lsh TYPE INDEX HANDLER lsh_handler;
+COMMENT ON ACCESS METHOD lsh IS 'LSH bands over MinHash signatures: % and ORDER BY <%>';
+
+CREATE OPERATOR CLASS minhash_ops DEFAULT FOR TYPE minhash USING lsh AS
+    OPERATOR 1 % (minhash, minhash),
+    OPERATOR 2 <%> (minhash, minhash) FOR ORDER BY float_ops;
+
+-- Walks the whole index under ShareLock (writers wait); no rows = consistent.
+CREATE FUNCTION minhash_lsh_check(index regclass) RETURNS TABLE(problem text)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_check' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION minhash_lsh_check(regclass) IS
+    'inconsistencies found in an lsh index (no rows: consistent)';
+
+CREATE FUNCTION minhash_lsh_stats(index regclass,
+    OUT num_perm int, OUT seed int8, OUT bands int, OUT rows int, OUT threshold float8,
+    OUT height int, OUT pages int8, OUT data_pages int8, OUT leaf_pages int8,
+    OUT internal_pages int8, OUT unused_pages int8, OUT live_rows int8, OUT dead_rows int8,
+    OUT free_slots int8, OUT entries int8, OUT leaf_fill float8)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_stats' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
+    'parameters and page, row and entry counts of an lsh index';
