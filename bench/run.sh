@@ -111,7 +111,7 @@ bash scripts/pgcluster.sh start "$scratch/pg" \
 . "$scratch/pg/env"
 
 {
-    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1))"
+    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg))"
 } | tee "$RESULTS/report.md"
 
 if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_extension.err"; then
@@ -128,5 +128,6 @@ section_targets
 [ "$profile" = 1 ] && section_profile
 [ "$plots" = 1 ] && section_plots
 
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
 echo
 echo "total benchmark time: $(( $(date +%s) - started )) s (tables in ${RESULTS#$root/}/report.md)"
