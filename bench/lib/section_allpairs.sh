@@ -15,10 +15,9 @@ score_pairs() {
     FROM x"
 }
 
-# The issue-5 function, if built: its name as found in pg_proc, else empty.
-allpairs_function() {
-    q -c "SELECT proname FROM pg_proc WHERE proname ~ '^minhash_.*pairs' ORDER BY proname LIMIT 1"
-}
+# The issue-5 function, if built: minhash_similar_pairs(index, key_column,
+# threshold, exact => ..., text_column => ...) -> (key_a, key_b, similarity).
+have_allpairs() { have_fn minhash_similar_pairs; }
 
 section_allpairs() {
     section "all pairs"
@@ -26,7 +25,7 @@ section_allpairs() {
         not_available "lsh index (issue 3; all pairs need it)"
         return
     fi
-    local t=0.5 ms score fn
+    local t=0.5 ms score
     tbl_start "All pairs with estimated J >= $t ($ROWS rows)" "method|s|pairs|recall J>=t+0.1|recall J>=t|precision J>=t"
     # One index probe per row. OFFSET 0 keeps a.id < b.id out of the probe:
     # otherwise the planner may scan the primary key for id > a.id and test
@@ -40,9 +39,8 @@ section_allpairs() {
     IFS='|' read -r rhi rt prec n <<<"$score"
     M_SELFJOIN_S=$(calc "$ms / 1000")
     tbl_row "self-join, one probe per row: LATERAL (... WHERE b.sig % a.sig) [$plan]|$(fmt %.2f "$M_SELFJOIN_S")|$n|$rhi|$rt|$prec"
-    fn=$(allpairs_function)
-    if [ -n "$fn" ]; then
-        allpairs_call "$fn" "$t"
+    if have_allpairs; then
+        allpairs_call "$t"
     else
         tbl_row "whole-table all-pairs function (issue 5)|not available|-|-|-|-"
         tbl_note "not available: all-pairs function (issue 5) not built"
@@ -50,18 +48,34 @@ section_allpairs() {
     tbl_end
 }
 
-# Times the issue-5 function into pairs_fn(a, b) and adds its row.
+# Times the issue-5 functions (pairs, pairs verified exactly on the text,
+# clusters) and adds their rows.
 allpairs_call() {
-    local fn=$1 t=$2 ms score
-    ms=$(PGOPTIONS="-c minhash.similarity_threshold=$t" sql_ms "
-        CREATE TABLE pairs_fn AS SELECT key_a AS a, key_b AS b FROM $fn('docs_sig_lsh', 'docs', 'id', $t)") || {
-        tbl_row "$fn (issue 5)|error (see stderr)|-|-|-|-"
-        return
-    }
-    score=$(score_pairs pairs_fn "$t")
-    IFS='|' read -r rhi rt prec n <<<"$score"
-    M_PAIRS_S=$(calc "$ms / 1000")
-    M_PAIRS_SPEEDUP=$(calc "$M_SELFJOIN_S / $M_PAIRS_S")
-    M_PAIRS_RECALL=$rhi
-    tbl_row "$fn (issue 5)|$(fmt %.2f "$M_PAIRS_S")|$n|$rhi|$rt|$prec"
+    local t=$1 ms score nclusters
+    local fn="minhash_similar_pairs('docs_sig_lsh', 'id', $t)"
+    local fn_exact="minhash_similar_pairs('docs_sig_lsh', 'id', $t, exact => true, text_column => 'body')"
+    if ms=$(sql_ms "CREATE TABLE pairs_fn AS SELECT key_a AS a, key_b AS b FROM $fn"); then
+        IFS='|' read -r rhi rt prec n <<<"$(score_pairs pairs_fn "$t")"
+        M_PAIRS_S=$(calc "$ms / 1000")
+        M_PAIRS_SPEEDUP=$(calc "$M_SELFJOIN_S / $M_PAIRS_S")
+        M_PAIRS_RECALL=$rhi
+        tbl_row "$fn|$(fmt %.2f "$M_PAIRS_S")|$n|$rhi|$rt|$prec"
+    else
+        tbl_row "$fn|error (message above)|-|-|-|-"
+    fi
+    if ms=$(sql_ms "CREATE TABLE pairs_fn_exact AS SELECT key_a AS a, key_b AS b FROM $fn_exact"); then
+        IFS='|' read -r rhi rt prec n <<<"$(score_pairs pairs_fn_exact "$t")"
+        tbl_row "${fn_exact}|$(fmt %.2f "$(calc "$ms / 1000")")|$n|$rhi|$rt|$prec"
+    else
+        tbl_row "$fn_exact|error (message above)|-|-|-|-"
+    fi
+    if have_fn minhash_clusters; then
+        local cfn="minhash_clusters('docs_sig_lsh', 'id', $t)"
+        if ms=$(sql_ms "CREATE TABLE clusters_fn AS SELECT * FROM $cfn"); then
+            nclusters=$(q -c "SELECT count(DISTINCT cluster_id) FROM clusters_fn")
+            tbl_row "$cfn: $nclusters clusters of $(q -c "SELECT count(*) FROM clusters_fn") rows|$(fmt %.2f "$(calc "$ms / 1000")")|-|-|-|-"
+        else
+            tbl_row "$cfn|error (message above)|-|-|-|-"
+        fi
+    fi
 }

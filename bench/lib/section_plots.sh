@@ -102,7 +102,7 @@ script_ms() {
 # Seed 000 fig. 4: find all pairs with (estimated) Jaccard >= 0.5 among the
 # first n rows, from the text, by brute force (exact Jaccard of shingle
 # arrays), by signatures (all pairs with %), and by LSH (band hashes joined
-# in SQL; the lsh index self-join; the all-pairs function when built). n
+# in SQL; the lsh index self-join; minhash_similar_pairs when built). n
 # doubles until a method takes longer than PLOT_BUDGET_S.
 plot_time_vs_n() {
     local have_bands=0
@@ -113,6 +113,7 @@ plot_time_vs_n() {
     local methods=(brute signatures)
     [ "$have_bands" = 1 ] && methods+=(lsh_sql)
     [ "${LSH_INDEX:-0}" = 1 ] && methods+=(lsh_index)
+    [ "${LSH_INDEX:-0}" = 1 ] && have_allpairs && methods+=(all_pairs)
     local m n ms
     for m in "${methods[@]}"; do
         n=100
@@ -154,6 +155,11 @@ CREATE INDEX ON s USING lsh (sig) WITH (threshold = 0.5);
 ANALYZE s;
 SET enable_seqscan = off;
 SELECT count(*) FROM s a CROSS JOIN LATERAL (SELECT id FROM s b WHERE b.sig % a.sig OFFSET 0) b WHERE a.id < b.id;
+SQL
+    all_pairs) script_ms <<SQL ;;
+CREATE TEMP TABLE s AS SELECT id, minhash(body) AS sig FROM docs WHERE id <= $n;
+CREATE INDEX s_lsh ON s USING lsh (sig) WITH (threshold = 0.5);
+SELECT count(*) FROM minhash_similar_pairs('s_lsh', 'id', 0.5);
 SQL
     esac
 }

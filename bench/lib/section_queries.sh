@@ -69,6 +69,12 @@ section_queries() {
     tbl_start "Queries ($ROWS rows, 128 permutations; pgbench -M prepared, 1 client, ${PGB_SECS}s each; latency in ms)" \
         "method|t|plan|n|p50|p99|mean|recall J>=t+0.1|recall J>=t|precision J>=t|returned J<t-0.1|rows/query"
     local sub_sig="(SELECT sig FROM queries WHERE qid = :q)"
+    # The floor under every row: the round trip and the query-row lookup alone.
+    local floor_script=$RESULTS/pgbench_floor.sql
+    printf '\\set q random(1, %d)\nSELECT sig FROM queries WHERE qid = :q;\n' "$NQ" >"$floor_script"
+    read -r n p50 p99 mean <<<"$(pgbench_latency "$floor_script" "$PGB_SECS")"
+    R_floor_p50=$p50
+    tbl_row "floor: the query-row lookup alone (SELECT sig FROM queries WHERE qid = :q)|-|Index Scan using queries_pkey|$n|$p50|$p99|$mean|-|-|-|-|-"
     local noidx="-c enable_indexscan=off -c enable_bitmapscan=off"
     if [ "${LSH_INDEX:-0}" = 1 ]; then
         run_method "lsh index: sig % q" 0.5 "SELECT id FROM docs WHERE sig % $sub_sig" \
