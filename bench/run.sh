@@ -38,7 +38,7 @@ done
 # the sequential scans, pg_trgm), seconds per pgbench run, shared_buffers.
 case "$scale" in
 10k)  ROWS=10000;   NQ=1000; NREC=1000; NREC_SLOW=200; NREC_TRGM=50; PGB_SECS=10; SHARED=256MB ;;
-100k) ROWS=100000;  NQ=1000; NREC=1000; NREC_SLOW=50;  NREC_TRGM=10; PGB_SECS=10; SHARED=1GB ;;
+100k) ROWS=100000;  NQ=1000; NREC=1000; NREC_SLOW=50;  NREC_TRGM=5;  PGB_SECS=10; SHARED=1GB ;;
 1m)   ROWS=1000000; NQ=1000; NREC=1000; NREC_SLOW=20;  NREC_TRGM=0;  PGB_SECS=15; SHARED=4GB ;;
 *) echo "unknown scale: $scale" >&2; exit 2 ;;
 esac

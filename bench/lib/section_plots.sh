@@ -124,7 +124,11 @@ plot_time_vs_n() {
             n=$((n * 2))
         done
     done
-    gp time_vs_n "budget=$PLOT_BUDGET_S"
+    local has=""
+    for m in lsh_sql lsh_index all_pairs; do
+        has+="has_$m=$(printf '%s\n' "${methods[@]}" | grep -cx "$m"); "
+    done
+    gp time_vs_n "budget=$PLOT_BUDGET_S; $has"
 }
 
 time_method() {  # method, n, bands, rows -> milliseconds
