@@ -286,6 +286,45 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 	return blkno;
 }
 
+/*
+ * Write n entries into a leaf whose low key, high key and HAS_HIGH flag are
+ * set, choosing the narrow format when the leaf's key range allows it.
+ * Returns false (page untouched) if the entries do not fit.
+ */
+bool
+lsh_leaf_write(Page page, const LshEntry *entries, int n)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	uint32		high = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX;
+	bool		narrow = high - opaque->low <= LSH_NARROW_RANGE &&
+		n <= (int) (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE);
+
+	if (!narrow && n > (int) (LSH_CONTENT_SIZE / LSH_WIDE_ENTRY_SIZE))
+		return false;
+	if (narrow)
+		opaque->flags |= LSH_NARROW;
+	else
+		opaque->flags &= ~LSH_NARROW;
+	((PageHeader) page)->pd_lower = LSH_CONTENT_START;
+	for (int i = 0; i < n; i++)
+		lsh_leaf_append(page, entries[i].key, entries[i].value);
+	return true;
+}
+
+/* All entries of a leaf, decoded into out (room for lsh_leaf_count entries). */
+int
+lsh_leaf_decode(Page page, LshEntry *out)
+{
+	int			n = lsh_leaf_count(page);
+
+	for (int i = 0; i < n; i++)
+	{
+		out[i].key = lsh_leaf_key(page, i);
+		out[i].value = lsh_leaf_rowid(page, i);
+	}
+	return n;
+}
+
 int
 lsh_entry_cmp(const void *a, const void *b)
 {

@@ -133,6 +133,17 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 	so->nresults++;
 }
 
+static inline void
+lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
+{
+	if (*nids == *capids)
+	{
+		*capids *= 2;
+		*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
+	}
+	(*ids)[(*nids)++] = rowid;
+}
+
 /*
  * Collect the row ids of entries with this key, starting at the leftmost leaf
  * that may hold it and following right links through a run of equal keys.
@@ -148,7 +159,6 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
 		LshPageOpaque opaque;
-		LshEntry   *e;
 		int			n;
 		bool		more;
 
@@ -160,18 +170,31 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
 							RelationGetRelationName(index), blkno)));
-		e = LshTreeEntries(page);
-		n = LshTreeCount(page);
-		for (int i = 0; i < n; i++)
+		n = lsh_leaf_count(page);
+		if (!(opaque->flags & LSH_NARROW))
 		{
-			if (e[i].key != key)
-				continue;
-			if (*nids == *capids)
+			const LshEntry *e = (const LshEntry *) ((char *) page + LSH_CONTENT_START);
+
+			for (int i = 0; i < n; i++)
 			{
-				*capids *= 2;
-				*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
+				if (e[i].key == key)
+					lsh_collect_add(ids, nids, capids, e[i].value);
 			}
-			(*ids)[(*nids)++] = e[i].value;
+		}
+		else if (key - opaque->low <= LSH_NARROW_RANGE)
+		{
+			/* compare the 3 stored bytes of key - low */
+			uint32		off = key - opaque->low;
+			const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
+			uint8		b0 = (uint8) off,
+						b1 = (uint8) (off >> 8),
+						b2 = (uint8) (off >> 16);
+
+			for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
+			{
+				if (p[0] == b0 && p[1] == b1 && p[2] == b2)
+					lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
+			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
 		blkno = more ? opaque->next : InvalidBlockNumber;
