@@ -331,6 +331,7 @@ void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
 int			lsh_entry_cmp(const void *a, const void *b);

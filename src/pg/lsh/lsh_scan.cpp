@@ -186,13 +186,18 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			/* compare the 3 stored bytes of key - low */
 			uint32		off = key - opaque->low;
 			const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
-			uint8		b0 = (uint8) off,
-						b1 = (uint8) (off >> 8),
-						b2 = (uint8) (off >> 16);
 
 			for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
 			{
-				if (p[0] == b0 && p[1] == b1 && p[2] == b2)
+#ifndef WORDS_BIGENDIAN
+				uint32		w;
+
+				/* one 4-byte load: the 4th byte (the row id's first) is masked off */
+				memcpy(&w, p, sizeof(w));
+				if ((w & 0xFFFFFF) == off)
+#else
+				if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
+#endif
 					lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
 			}
 		}
