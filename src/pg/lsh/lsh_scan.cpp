@@ -2,12 +2,13 @@
  * Scanning an lsh index: % (similarity at least minhash.similarity_threshold)
  * and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
  *
- * A scan works in one go on its first call: look up the query's band keys
- * (holding the metapage SHARE so the tree cannot split under us), collect the
- * row ids of matching entries, verify each candidate against its stored
- * signature -- the same estimate the operators compute, so no heap visit is
- * spent on false candidates and the executor need not recheck -- and sort the
- * survivors by distance (ORDER BY) or by heap TID (helps the heap fetches).
+ * A scan works in one go on its first call: look up each of the query's
+ * band keys (under the metapage SHARE lock, so the tree cannot split under
+ * the lookup), collect the row ids of matching entries, verify each
+ * candidate against its stored signature -- the same estimate the operators
+ * compute, so no heap visit is spent on false candidates and the executor
+ * need not recheck -- and sort the survivors by distance (ORDER BY) or by
+ * heap TID (which helps the heap fetches).
  *
  * ORDER BY <%> returns only rows sharing a band with the query, closest
  * first: a LIMIT n may see fewer than n rows when fewer candidates exist.
@@ -236,6 +237,7 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 				lsh_consider(so, slot);
 		}
 		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -351,13 +353,19 @@ lsh_search(IndexScanDesc scan)
 	lsh_band_keys(&params, probe->values, keys);
 	ids = (uint32 *) palloc(sizeof(uint32) * capids);
 
-	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	if (meta->root != InvalidBlockNumber)
+	/*
+	 * One band at a time under the metapage lock, so that a query with a huge
+	 * candidate set can be cancelled and does not hold off splits for long.
+	 * Bands need not see the same tree: a row is found through any band.
+	 */
+	for (int b = 0; b < params.bands; b++)
 	{
-		for (int b = 0; b < params.bands; b++)
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		if (meta->root != InvalidBlockNumber)
 			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
+		UnlockReleaseBuffer(metabuf);
+		CHECK_FOR_INTERRUPTS();
 	}
-	UnlockReleaseBuffer(metabuf);
 
 	/* one visit per candidate, data pages in block order */
 	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
