@@ -152,9 +152,10 @@ SELECT minhash_from_array('{{1,2},{3,4}}');
 SELECT minhash_from_array(array_fill(1::bigint, ARRAY[1025]));
 \echo :LAST_ERROR_SQLSTATE
 
--- minhash(x) with one argument is also the cast syntax: a bare literal is
--- parsed as a signature; a document needs a typed value (or more arguments)
-SELECT minhash('1:[5,6]');
-SELECT minhash('a short document');
-\echo :LAST_ERROR_SQLSTATE
-SELECT minhash('a short document'::text) = minhash('a short document', 'word') AS typed_is_document;
+-- minhash(x) with one argument would also be the cast syntax; minhash(unknown)
+-- makes a bare literal a document, as in WHERE minhash(body) % minhash('query')
+SELECT minhash('a short document') = minhash('a short document'::text) AS literal_is_document,
+       minhash('a short document'::text) = minhash('a short document', 'word') AS typed_is_document;
+SELECT minhash_num_perm(minhash('1:[5,6]')) AS literal_is_a_document,
+       minhash_num_perm('1:[5,6]'::minhash) AS cast_is_a_signature;
+SELECT minhash(NULL) IS NULL AS null_literal;

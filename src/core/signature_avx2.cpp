@@ -84,7 +84,8 @@ __attribute__((target("avx2"))) void signature_update_avx2(const PermutationFami
                                                            uint32_t *sig) noexcept {
     const int k = std::clamp(family.num_perm, kMinNumPerm, kMaxNumPerm);
     // 16 keys per pass amortise the signature's loads and stores best; small
-    // sets (and the tail) use smaller blocks to waste less on padding.
+    // sets and the tail (an aggregate adds one element per call) use smaller
+    // blocks, so padding wastes at most as much work as is done.
     size_t done = 0;
     for (; n - done >= 16; done += 16)
         update_block<16>(family, k, hashes + done, 16, sig);
@@ -93,8 +94,12 @@ __attribute__((target("avx2"))) void signature_update_avx2(const PermutationFami
         update_block<16>(family, k, hashes + done, rest, sig);
     else if (rest > 4)
         update_block<8>(family, k, hashes + done, rest, sig);
-    else if (rest > 0)
+    else if (rest > 2)
         update_block<4>(family, k, hashes + done, rest, sig);
+    else if (rest == 2)
+        update_block<2>(family, k, hashes + done, rest, sig);
+    else if (rest == 1)
+        update_block<1>(family, k, hashes + done, rest, sig);
 }
 
 }  // namespace detail

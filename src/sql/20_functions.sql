@@ -18,8 +18,13 @@ COMMENT ON FUNCTION minhash(text, text, integer, integer, bigint) IS
 
 -- minhash(x) with one argument is also the function-style cast x::minhash,
 -- which the parser prefers unless a function matches x's type exactly: these
--- overloads keep minhash(varchar_column) a signature, not a parse error.
--- (A bare literal, minhash('...'), is still the cast: write '...'::text.)
+-- overloads keep minhash(varchar_column) and minhash('a literal') signatures,
+-- not parse errors of the minhash literal syntax.
+CREATE FUNCTION minhash(doc unknown) RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_unknown' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(unknown) IS
+    'MinHash signature of a document given as a bare literal (all defaults)';
+
 CREATE FUNCTION minhash(doc varchar, unit text DEFAULT 'word', k integer DEFAULT 0,
                         num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash

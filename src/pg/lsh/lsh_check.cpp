@@ -4,7 +4,10 @@
  *
  * The check holds ShareLock on the index, which waits for and then blocks
  * writers (inserts and VACUUM hold RowExclusiveLock) but not readers, so it
- * sees a quiescent index. It verifies:
+ * sees a quiescent index. A hot standby cannot take ShareLock; its only
+ * writer is WAL replay, which takes no relation locks, so there the check
+ * takes AccessShareLock and sees a quiescent index while replay is idle. It
+ * verifies:
  *  - the metapage: magic, version, parameters, block references;
  *  - every page: an lsh page of a known type, sane header and counts;
  *  - data pages: slot states and counts, the free-slot list (a page is on it
@@ -24,6 +27,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "commands/defrem.h"
 #include "executor/tuptable.h"
@@ -544,11 +548,12 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	LshChecker	c;
 	uint64		nallocated = 0;
 	BlockNumber nfreelisted = 0;
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	c.index = lsh_open_checked(indexoid, ShareLock, &c.heap);
+	c.index = lsh_open_checked(indexoid, lockmode, &c.heap);
 	c.nblocks = RelationGetNumberOfBlocks(c.index);
 	if (c.nblocks == 0)
 		problem(&c, "the index has no metapage");
@@ -590,7 +595,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(c.rsinfo->setResult, c.rsinfo->setDesc, &value, &isnull);
 	}
-	index_close(c.index, ShareLock);
+	index_close(c.index, lockmode);
 	table_close(c.heap, AccessShareLock);
 	return (Datum) 0;
 }
