@@ -315,6 +315,12 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	/* an approximate index would let conflicting rows through */
+	if (indexInfo->ii_ExclusionOps != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh indexes cannot enforce exclusion constraints"),
+				 errdetail("An lsh index finds similar rows with high probability, not with certainty.")));
 
 	st = (LshBuildState *) palloc0(sizeof(LshBuildState));
 	st->index = index;
