@@ -155,6 +155,14 @@ typedef struct LshMetaPageData
 	uint16		reserved;
 	uint64		nslots;			/* allocated slots (LIVE + DEAD) */
 	uint64		nsplits;		/* structural changes of the tree since build */
+	/*
+	 * Key multiplicity at the last build, for the cost estimate: entries and
+	 * the sum over distinct band keys of (entries with that key)^2. Their
+	 * ratio is the mean number of entries sharing the key of a random entry,
+	 * i.e. what a probe with a stored row's band finds. 0: no build data.
+	 */
+	uint64		build_entries;
+	uint64		build_sumsq;
 	/* options as given, kept so the first insert into an empty index can apply them */
 	float8		opt_threshold;	/* -1 if not given */
 	float8		opt_fp_weight;

@@ -227,6 +227,8 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	int64		done = 0;
 	Datum		d;
 	bool		isnull;
+	uint32		run_key = 0;
+	uint64		run = 0;
 
 	lb.st = st;
 	lb.leaves = leaves;
@@ -239,8 +241,18 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	while (tuplesort_getdatum(st->sort, true, &d, &isnull, NULL))
 	{
 		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
+		uint32		key = (uint32) (k >> 32);
 
-		lb.pending[lb.npending].key = (uint32) (k >> 32);
+		/* runs of equal keys, for the cost estimate's statistics */
+		if (done > 0 && key != run_key)
+		{
+			st->meta.build_sumsq += run * run;
+			run = 0;
+		}
+		run_key = key;
+		run++;
+
+		lb.pending[lb.npending].key = key;
 		lb.pending[lb.npending].value = (uint32) k;
 		lb.npending++;
 		/* one entry past the narrow target: the next leaf can be decided */
@@ -249,6 +261,9 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 		if (++done % 65536 == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 	}
+	st->meta.build_sumsq += run * run;
+	st->meta.build_entries = done;
+
 	/* the rest: the rightmost leaf, after wide ones if it cannot be narrow */
 	while (PG_UINT32_MAX - lb.low > LSH_NARROW_RANGE && lb.npending > lsh_wide_target)
 		lsh_emit_leaf(&lb, lsh_wide_target, false);
