@@ -45,7 +45,7 @@ esac
 CORE_MIN_TIME=0.5
 PLOT_BUDGET_S=20
 if [ "$smoke" = 1 ]; then
-    NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=1.5
+    NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=0.5
 fi
 EXTRA=$((ROWS / 20))   # rows inserted after the index build (then deleted again)
 label=$scale; [ "$smoke" = 1 ] && label=smoke
@@ -64,8 +64,8 @@ started=$(date +%s)
 . "$bench/lib/common.sh"
 for f in "$bench"/lib/section_*.sh; do . "$f"; done
 
-echo "== dependencies and build =="
-bash scripts/install-deps.sh gnuplot-nox
+section "dependencies and build"
+bash scripts/install-deps.sh gnuplot-nox postgresql-15-rum
 PGBIN=$("$PG_CONFIG" --bindir)
 export PGBIN
 
@@ -83,9 +83,13 @@ if ls src/pg/*.cpp >/dev/null 2>&1; then
 fi
 export have_ext
 
-echo "== data ($ROWS rows + $EXTRA for inserts) =="
+section "data ($ROWS rows + $EXTRA for inserts)"
 gen=$bench/build/minhash-gen
-if [ ! -s "$DATA/docs.tsv" ] || [ "$gen" -nt "$DATA/docs.tsv" ]; then
+stale=0
+for f in docs truth baskets baskets_truth perms; do
+    if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
+done
+if [ "$stale" = 1 ]; then
     "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"
     "$gen" baskets --rows "$ROWS" --out "$DATA/baskets.tsv" --truth "$DATA/baskets_truth.tsv"
     "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
@@ -107,7 +111,7 @@ bash scripts/pgcluster.sh start "$scratch/pg" \
 . "$scratch/pg/env"
 
 {
-    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1))"
+    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg))"
 } | tee "$RESULTS/report.md"
 
 if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_extension.err"; then
@@ -124,5 +128,6 @@ section_targets
 [ "$profile" = 1 ] && section_profile
 [ "$plots" = 1 ] && section_plots
 
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
 echo
 echo "total benchmark time: $(( $(date +%s) - started )) s (tables in ${RESULTS#$root/}/report.md)"

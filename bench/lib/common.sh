@@ -99,8 +99,8 @@ pgbench_latency() {
 # The scan node a query uses on table docs, for the tables' "plan" column.
 plan_of() {
     psql -X -q -tA -c "EXPLAIN (COSTS OFF) $1" |
-        grep -oE '(Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)( Backward)? (using|on) [a-z_0-9]+' |
-        grep -vE 'queries' | head -n 1
+        grep -oE '(Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)( Backward)? (using|on) (docs[a-z_0-9]*)' |
+        grep -vE 'queries' | tail -n 1
 }
 
 # "cpu_s wall_s" of one statement: the backend's user+system CPU time from
@@ -125,3 +125,6 @@ best_cpu() {
     done
     echo "$best"
 }
+
+# Section header with the time since the run started (stdout only).
+section() { echo "== $1 == (+$(( $(date +%s) - ${started:-$(date +%s)} ))s)"; }

@@ -17,7 +17,7 @@ index_row() {  # name, build seconds, relation
 }
 
 section_index() {
-    echo "== indexes =="
+    section "indexes"
     if [ "$have_ext" != 1 ] || ! have_fn minhash; then
         not_available "minhash type and functions (indexes)"
         return
@@ -59,12 +59,17 @@ section_index() {
         tbl_row "GIN over minhash_bands|not available|-|-|-"
         tbl_note "not available: minhash_bands / minhash_lsh_params not built"
     fi
-    if [ "$ROWS" -le 100000 ]; then
+    if [ "$smoke" = 1 ]; then
+        tbl_note "pg_trgm and RUM baselines: skipped by --smoke (their builds and queries take minutes); run --scale 10k."
+    elif [ "$ROWS" -le 100000 ]; then
         q -c "CREATE EXTENSION IF NOT EXISTS pg_trgm" >/dev/null
         ms=$(sql_ms "CREATE INDEX docs_body_trgm ON docs USING gin (body gin_trgm_ops)")
         index_row "pg_trgm GIN (body gin_trgm_ops) [baseline]" "$(calc "$ms / 1000")" docs_body_trgm
     else
         tbl_note "pg_trgm is not built at this scale (10k and 100k only): its GIN % query over long texts takes seconds per query."
+    fi
+    if [ "$ROWS" -le 100000 ] && [ "$smoke" != 1 ]; then
+        index_rum
     fi
     q -c "ANALYZE docs" >/dev/null
     tbl_end
@@ -96,4 +101,25 @@ index_inserts() {
         problems=$(q -c "SELECT count(*) FROM minhash_lsh_check('docs_sig_lsh')")
     fi
     echo "VACUUM docs after deleting them|$(fmt %.2f "$(calc "$ms_vac / 1000")")|-|minhash_lsh_check problems: $problems"
+}
+
+# RUM (postgresql-15-rum) over the shingle arrays: exact Jaccard with an
+# index, the peer that gives exact answers. Its index holds every shingle,
+# so it is built at 10k and 100k rows only.
+index_rum() {
+    if [ "$(q -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'rum'")" = 0 ]; then
+        tbl_row "RUM over shingle arrays|not available|-|-|-"
+        tbl_note "not available: rum extension (postgresql-15-rum) not installed for this PostgreSQL"
+        return
+    fi
+    q -c "CREATE EXTENSION IF NOT EXISTS rum" >/dev/null
+    q -c "CREATE TABLE docs_sh AS SELECT id, minhash_shingles(body) AS sh FROM docs;
+          ALTER TABLE docs_sh ADD PRIMARY KEY (id);
+          ALTER TABLE queries ADD COLUMN sh text[];
+          UPDATE queries SET sh = minhash_shingles(body)" >/dev/null
+    local ms
+    ms=$(sql_ms "CREATE INDEX docs_sh_rum ON docs_sh USING rum (sh rum_anyarray_ops)")
+    index_row "RUM (minhash_shingles(body) rum_anyarray_ops) [baseline]" "$(calc "$ms / 1000")" docs_sh_rum
+    tbl_note "RUM indexes a separate table docs_sh(id, sh text[]) of the distinct word 5-shingles ($(q -c "SELECT pg_size_pretty(pg_table_size('docs_sh'))") besides its index)."
+    q -c "ANALYZE docs_sh" >/dev/null
 }

@@ -3,7 +3,7 @@
 # both directions), queries (NQ rows picked by a fixed hash), baskets.
 
 load_data() {
-    echo "== load =="
+    section "load"
     local sig_col="" sig_expr=""
     if [ "$have_ext" = 1 ] && have_fn minhash; then
         sig_col=", sig"; sig_expr=", minhash(body) AS sig"

@@ -15,7 +15,7 @@ gp() {  # script, extra gnuplot assignments
 }
 
 section_plots() {
-    echo "== seed experiments (plots) =="
+    section "seed experiments (plots)"
     PLOTS=$RESULTS/plots
     mkdir -p "$PLOTS"
     if [ "$have_ext" != 1 ] || ! have_fn minhash_shingles || ! have_fn jaccard; then
@@ -153,7 +153,7 @@ CREATE TEMP TABLE s AS SELECT id, minhash(body) AS sig FROM docs WHERE id <= $n;
 CREATE INDEX ON s USING lsh (sig) WITH (threshold = 0.5);
 ANALYZE s;
 SET enable_seqscan = off;
-SELECT count(*) FROM s a JOIN s b ON a.sig % b.sig AND a.id < b.id;
+SELECT count(*) FROM s a CROSS JOIN LATERAL (SELECT id FROM s b WHERE b.sig % a.sig OFFSET 0) b WHERE a.id < b.id;
 SQL
     esac
 }

@@ -23,7 +23,7 @@ profile_statement() {  # title, SQL
 }
 
 section_profile() {
-    echo "== profile =="
+    section "profile"
     if ! command -v perf >/dev/null; then
         not_available "perf (linux-perf)"
         return

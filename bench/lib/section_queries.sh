@@ -42,8 +42,9 @@ score_knn() {
 # PGOPTIONS, $6 number of queries scored, $7 result key.
 run_method() {
     local label=$1 t=$2 stmt=$3 inner=$4 opts=$5 nrec=$6 key=$7
-    local guc="-c minhash.similarity_threshold=${t/knn/0.5} -c pg_trgm.similarity_threshold=${t/knn/0.5}"
+    local guc="-c minhash.similarity_threshold=${t/knn/0.5} -c pg_trgm.similarity_threshold=${t/knn/0.5} -c rum.array_similarity_threshold=${t/knn/0.5}"
     local script=$RESULTS/pgbench_$key.sql plan lat score
+    echo "   .. $label, t = $t (+$(( $(date +%s) - started ))s)"
     printf '\\set q random(1, %d)\n%s;\n' "$NQ" "$stmt" >"$script"
     plan=$(PGOPTIONS="$guc $opts" plan_of "${stmt//:q/1}")
     if ! PGOPTIONS="$guc $opts" q -c "CREATE TABLE res_$key AS SELECT q.qid, q.id AS qrow, d.id
@@ -60,7 +61,7 @@ run_method() {
 }
 
 section_queries() {
-    echo "== queries =="
+    section "queries"
     if [ "$have_ext" != 1 ] || ! have_fn minhash; then
         not_available "minhash type and functions (queries)"
         return
@@ -98,6 +99,11 @@ section_queries() {
         run_method "pg_trgm GIN: body % q.body [baseline]" 0.5 "SELECT id FROM docs WHERE body % (SELECT body FROM queries WHERE qid = :q)" \
             "SELECT id FROM docs WHERE body % q.body" "" "$NREC_TRGM" trgm05
     fi
-    tbl_note "Recall and precision: against exact shingle Jaccard (word 5-shingles, the default of minhash(text)) from bench/gen, over the first N queries (shown); the query row itself is not counted. For ORDER BY ... LIMIT 10 the recall column is the share of true neighbours with J ≥ 0.5 returned, and rows/query includes the query row. pg_trgm compares trigram similarity, not shingle Jaccard, so its recall and precision measure how well it stands in for the latter."
+    if have_table docs_sh_rum; then
+        run_method "RUM over shingle arrays: sh % q.sh, exact Jaccard [baseline]" 0.5 \
+            "SELECT id FROM docs_sh WHERE sh % (SELECT sh FROM queries WHERE qid = :q)" \
+            "SELECT id FROM docs_sh WHERE sh % q.sh" "-c rum.array_similarity_function=jaccard" "$NREC_SLOW" rum05
+    fi
+    tbl_note "Recall and precision: against exact shingle Jaccard (word 5-shingles, the default of minhash(text)) from bench/gen, over the first N queries (shown); the query row itself is not counted. For ORDER BY ... LIMIT 10 the recall column is the share of true neighbours with J ≥ 0.5 returned, and rows/query includes the query row. pg_trgm compares trigram similarity, not shingle Jaccard, so its recall and precision measure how well it stands in for the latter. RUM computes exact Jaccard on the shingle arrays. smlar (the GIN similarity extension) is not packaged for Debian 12, so it is not run."
     tbl_end
 }

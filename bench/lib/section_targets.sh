@@ -6,7 +6,7 @@ target_row() {  # label, target text, measured, op, bound
 }
 
 section_targets() {
-    echo "== targets =="
+    section "targets"
     tbl_start "Targets ($label run; the targets are stated for 1M rows)" "target|goal|measured|verdict"
     target_row "SQL signatures, MB/s of text per core" ">= 150" "$(fmt %.1f "${M_SQL_MBPS:-}")" ">=" 150
     target_row "SQL rate / standalone core loop" ">= 0.70" "$(fmt %.2f "${M_SQL_CORE:-}")" ">=" 0.70

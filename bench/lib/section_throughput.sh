@@ -16,7 +16,7 @@ core_rate() {
 }
 
 section_throughput() {
-    echo "== signature throughput =="
+    section "signature throughput"
     run_core_bench
     local core_text core_basket core_sh core_perm
     core_text=$(core_rate BM_SignatureText/128)

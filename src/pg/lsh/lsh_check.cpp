@@ -208,9 +208,17 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 			int			lower = ((PageHeader) page)->pd_lower;
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
-			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % sizeof(LshEntry) != 0 ||
-				LshTreeCount(page) > LSH_TREE_CAPACITY)
+			int			esize = LshPageType(page) == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page)
+				: (int) sizeof(LshEntry);
+
+			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % esize != 0 ||
+				(lower - (int) LSH_CONTENT_START) / esize > (int) (LSH_CONTENT_SIZE / esize))
 				problem(c, "block %u: tree page with invalid pd_lower %d", blkno, lower);
+			if ((opaque->flags & LSH_NARROW) &&
+				(LshPageType(page) != LSH_PAGE_LEAF ||
+				 ((opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX) - opaque->low > LSH_NARROW_RANGE))
+				problem(c, "block %u: narrow entries, but the key range [%u, %u] needs more than 24 bits",
+						blkno, opaque->low, opaque->high);
 		}
 		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
@@ -326,10 +334,11 @@ static void
 check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 {
 	LshPageOpaque opaque = LshPageGetOpaque(page);
-	LshEntry   *e = LshTreeEntries(page);
-	int			n = LshTreeCount(page);
+	int			n = lsh_leaf_count(page);
 	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+	LshEntry   *e = (LshEntry *) palloc(sizeof(LshEntry) * Max(n, 1));
 
+	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
 		uint32		rowid = e[i].value;
@@ -352,6 +361,7 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 		if (c->nentries[rowid] < PG_UINT16_MAX)
 			c->nentries[rowid]++;
 	}
+	pfree(e);
 }
 
 /*
@@ -607,7 +617,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	LshMetaPageData m;
 	BlockNumber nblocks;
 	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
-	int64		live = 0, dead = 0, free_slots = 0, entries = 0;
+	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
 	Datum		values[16];
 	bool		nulls[16] = {false};
 
@@ -644,7 +654,8 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 		else if (LshPageType(page) == LSH_PAGE_LEAF)
 		{
 			leaf_pages++;
-			entries += LshTreeCount(page);
+			entries += lsh_leaf_count(page);
+			entry_bytes += ((PageHeader) page)->pd_lower - LSH_CONTENT_START;
 		}
 		else if (LshPageType(page) == LSH_PAGE_INTERNAL)
 			internal_pages++;
@@ -669,7 +680,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	values[12] = Int64GetDatum(dead);
 	values[13] = Int64GetDatum(free_slots);
 	values[14] = Int64GetDatum(entries);
-	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entries / (leaf_pages * LSH_TREE_CAPACITY) : 0.0);
+	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entry_bytes / (leaf_pages * LSH_CONTENT_SIZE) : 0.0);
 	if (m.num_perm == 0)
 	{
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
