@@ -5,8 +5,8 @@
  * candidates when they agree on every value of at least one band, which
  * happens with probability 1 - (1 - s^r)^b for Jaccard similarity s. The
  * index keeps, per row, the signature itself (to verify candidates without a
- * heap visit) and one 8-byte entry per band, keyed by a 32-bit hash of the
- * band. See docs/lsh.md for the user-facing side.
+ * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit hash of
+ * the band. See docs/lsh.md for the user-facing side.
  *
  * On-disk layout (version 1). Every page has the standard page header and a
  * 24-byte special space (LshPageOpaqueData) whose page_id marks lsh pages and
@@ -15,8 +15,10 @@
  *  block 0: metapage (LshMetaPageData after the page header): magic, version,
  *      k, seed, bands, rows, slots per data page, the tree's root, height and
  *      leftmost leaf, the head of the free-slot list, the number of allocated
- *      slots, a structure-change counter. k = 0 until the first signature is
- *      seen (an index built on an empty table without typmod).
+ *      slots, a structure-change counter, key-multiplicity statistics of the
+ *      last build (for the cost estimate) and the options as given. k = 0
+ *      until the first signature is seen (an index built on an empty table
+ *      without typmod).
  *
  *  data pages: the signature store. An array of fixed-size slots right after
  *      the page header; no line pointers. A slot is
@@ -41,8 +43,9 @@
  *      average, which misses the 1.5x-of-signatures size target), and every
  *      structural change (one split) is a single WAL record of at most four
  *      pages, so a crash never leaves a half-done split to clean up.
- *      Leaves hold entries unsorted (an insert appends 8 bytes, so its WAL
- *      delta is tiny) between pd_lower and the page header; internal pages
+ *      Leaves hold entries unsorted from the page header up to pd_lower (an
+ *      insert appends, so its WAL delta is tiny), 8 bytes each, or 7 when the
+ *      leaf's key range fits 24 bits (see "Leaves" below); internal pages
  *      hold sorted {uint32 key; BlockNumber child} where key is the child's
  *      low key (entry 0's key equals the page's low key). Every tree page
  *      stores its low key, high key (if it has a right sibling) and right
@@ -67,6 +70,8 @@
  * removes as it removes any dead row. VACUUM removes a dead row's band
  * entries before freeing its slot, so an entry always names an allocated
  * slot (LIVE or DEAD); scans skip DEAD slots.
+ * Each backend keeps a copy of the internal levels (lsh_find_leaf), valid
+ * while the metapage's split counter, root and height are unchanged.
  */
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
