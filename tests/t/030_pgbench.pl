@@ -98,7 +98,7 @@ check_clean($node, 't_sig_idx', 'minhash_lsh_check is clean after a final VACUUM
 # --- CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY under the same load --
 # Their validation pass enumerates the index through ambulkdelete and inserts
 # what the build missed: a TID it fails to report ends up twice in the index.
-my @bench = ('pgbench', '--no-vacuum', '--client=3', '--jobs=1', '--time=8',
+my @bench = ('pgbench', '--no-vacuum', '--client=3', '--jobs=1', '--time=10',
 	'-h', $node->host, '-p', $node->port,
 	map { ('-f', $node->basedir . "/$_") } grep { !/^vacuum/ } sort keys %scripts);
 my ($bout, $berr) = ('', '');
