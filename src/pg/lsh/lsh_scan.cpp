@@ -358,14 +358,17 @@ lsh_search(IndexScanDesc scan)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params.bands; b++)
 	{
-		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		if (b > 0)
+			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		if (meta->root != InvalidBlockNumber)
 			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
-		UnlockReleaseBuffer(metabuf);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		CHECK_FOR_INTERRUPTS();
 	}
+	ReleaseBuffer(metabuf);
 
 	/* one visit per candidate, data pages in block order */
 	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
