@@ -100,6 +100,9 @@ SELECT * FROM minhash_lsh_stats('lsh_opt_btree');
 -- lsh indexes one column
 CREATE INDEX lsh_bad ON lsh_opt USING lsh (sig, sig);
 \echo :LAST_ERROR_SQLSTATE
+-- an approximate index cannot enforce an exclusion constraint
+ALTER TABLE lsh_opt ADD EXCLUDE USING lsh (sig WITH %);
+\echo :LAST_ERROR_SQLSTATE
 
 -- the operator class validator
 SELECT opcname, amvalidate(opc.oid)

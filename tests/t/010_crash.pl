@@ -24,10 +24,15 @@ create_schema($node, 't');
 $node->safe_psql('postgres', 'CREATE UNLOGGED TABLE u (id bigint NOT NULL, sig minhash)');
 
 # Every row of t found by its own signature through t_sig_idx, both scan paths,
-# the ordered path, and a clean check.
+# the ordered path, and a clean check. With $log_offset: the server log after
+# that offset shows crash recovery replaying WAL (so the checks below are about
+# a replayed index, not one that happened to reach disk before the kill).
 sub verify_t
 {
-	my ($what) = @_;
+	my ($what, $log_offset) = @_;
+	ok($node->log_contains(qr/redo done at/, $log_offset),
+		"$what: crash recovery replayed WAL")
+	  if defined $log_offset;
 	check_clean($node, 't_sig_idx', "$what: minhash_lsh_check is clean");
 	is(self_find_missing($node, 't', 't_sig_idx', 'index'),
 		'0', "$what: every row found by its signature (index scan)");
@@ -46,9 +51,10 @@ $node->safe_psql('postgres', q{
 	INSERT INTO u SELECT g, fam_sig(g) FROM generate_series(1, 500) g;
 	CREATE INDEX u_sig_idx ON u USING lsh (sig);
 });
+my $log_offset = -s $node->logfile;
 kill9_cluster($node);
 $node->start;
-verify_t('after kill -9 following CREATE INDEX');
+verify_t('after kill -9 following CREATE INDEX', $log_offset);
 
 # An unlogged table is reset by crash recovery; its index must come back as a
 # valid empty index (ambuildempty's init fork), usable for new rows.
@@ -123,14 +129,14 @@ sub rows_inserted_by
 		"SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM t WHERE id BETWEEN $w->{first} AND $hi");
 }
 
-# Waits until the writers have committed $n rows in total beyond $base.
+# Waits until the writers have committed $n rows in total.
 sub wait_for_rows
 {
-	my ($writers, $base, $n) = @_;
+	my ($writers, $n) = @_;
 	my $ranges = join(' OR ',
 		map { "id BETWEEN $_->{first} AND " . ($_->{first} + $statements * $batch - 1) } @$writers);
 	$node->poll_query_until('postgres',
-		"SELECT count(*) >= $base + $n FROM t WHERE $ranges")
+		"SELECT count(*) >= $n FROM t WHERE $ranges")
 	  or die "writers did not insert $n rows";
 	return;
 }
@@ -171,12 +177,13 @@ sub check_writers
 # --- 2. kill -9 one inserting backend: the postmaster crash-restarts all ----
 {
 	my @w = map { start_writer("w$_", 1_000_000 * $_) } 1 .. 3;
-	wait_for_rows(\@w, 0, 1000);
+	wait_for_rows(\@w, 1000);
 	$node->safe_psql('postgres', 'CHECKPOINT');    # replay starts mid-stream
-	wait_for_rows(\@w, 0, 2500);
+	wait_for_rows(\@w, 2500);
 	my $victim = $node->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_activity WHERE application_name = 'w2'");
 	like($victim, qr/^\d+$/, 'found the backend of writer w2');
+	$log_offset = -s $node->logfile;
 	kill 'KILL', $victim;
 	# All writers have exited once the postmaster has begun the crash
 	# restart, so the poll below cannot reach the old server.
@@ -186,22 +193,23 @@ sub check_writers
 	check_writers('backend kill -9', @w);
 	ok($node->log_contains('terminated by signal 9'),
 		'the postmaster saw the backend die of SIGKILL');
-	verify_t('after backend kill -9 during inserts');
+	verify_t('after backend kill -9 during inserts', $log_offset);
 }
 
 # --- 3. kill -9 the whole server during inserts, deletes and VACUUM ---------
 {
 	my @w = map { start_writer("x$_", 1_000_000 * (10 + $_)) } 1 .. 3;
 	my $d = start_deleter('del');
-	wait_for_rows(\@w, 0, 1500);
+	wait_for_rows(\@w, 1500);
 	$node->safe_psql('postgres', 'CHECKPOINT');
-	wait_for_rows(\@w, 0, 3000);
+	wait_for_rows(\@w, 3000);
+	$log_offset = -s $node->logfile;
 	my $killed = kill9_cluster($node);
 	cmp_ok($killed, '>', 4, "kill -9 hit all $killed processes of the server");
 	finish_writers(@w, $d);
 	$node->start;
 	check_writers('server kill -9', @w);
-	verify_t('after server kill -9 during inserts, deletes and VACUUM');
+	verify_t('after server kill -9 during inserts, deletes and VACUUM', $log_offset);
 }
 
 # The recovered index keeps working: more rows, a VACUUM, still consistent.

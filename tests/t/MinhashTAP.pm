@@ -22,14 +22,12 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(
-  minhash_node create_schema family_size
+  minhash_node create_schema
   check_clean self_find_missing nearest_self_missing
   cluster_pids kill9_cluster
 );
 
 use constant FAMILY_SIZE => 8;
-
-sub family_size { return FAMILY_SIZE; }
 
 # A started node with the extension created in database "postgres".
 # %init goes to Cluster::init; @conf lines are appended to postgresql.conf.
@@ -49,7 +47,7 @@ sub minhash_node
 
 # fam_sig(id): the signature of row id under the family model above (default
 # k = 128, seed 1). IMMUTABLE so it can be used in index quals with a Param.
-# Table $table(id bigint, sig minhash) is created when $table is given.
+# Also creates a table (id bigint, sig minhash) for each name in @tables.
 sub create_schema
 {
 	my ($node, @tables) = @_;
@@ -100,17 +98,16 @@ my %scan_node = (
 # not found exactly once. $where restricts the rows checked.
 sub self_find_missing
 {
-	my ($node, $table, $index, $mode, $where, $db) = @_;
+	my ($node, $table, $index, $mode, $where) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	$db //= 'postgres';
 	my $q = "SELECT count(*) FROM $table a WHERE "
 	  . (defined $where ? "($where) AND " : '')
 	  . "(SELECT count(*) FROM $table b WHERE b.sig % a.sig AND b.id = a.id) <> 1";
-	my $plan = $node->safe_psql($db, "$scan_gucs{$mode} EXPLAIN (COSTS OFF) $q");
+	my $plan = $node->safe_psql('postgres', "$scan_gucs{$mode} EXPLAIN (COSTS OFF) $q");
 	my $expect = sprintf($scan_node{$mode}, $index);
 	like($plan, qr/\Q$expect\E/, "$mode lookup on $table uses $index")
 	  or diag($plan);
-	return $node->safe_psql($db, "$scan_gucs{$mode} $q");
+	return $node->safe_psql('postgres', "$scan_gucs{$mode} $q");
 }
 
 # The ordered path: for each row (restricted by $where), the first row of
