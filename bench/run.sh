@@ -120,6 +120,7 @@ if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_e
 fi
 
 load_data
+check_truth
 section_throughput
 section_index
 section_queries

@@ -40,3 +40,34 @@ SQL
             (SELECT count(*) FROM truth), (SELECT count(*) FROM truth WHERE j >= 0.5),
             (SELECT count(*) FROM queries))"
 }
+
+# The generator's exact Jaccard against the extension's own exact Jaccard on
+# 1000 pairs each: the ground truth must use the same shingling (documents)
+# and the same element identity (baskets) as the extension. Also the
+# estimate's error on baskets, the minhash(anyarray) path.
+check_truth() {
+    section "ground truth check"
+    if [ "$have_ext" != 1 ] || ! have_fn minhash_shingles || ! have_fn jaccard; then
+        not_available "minhash_shingles / jaccard (ground-truth check)"
+        return
+    fi
+    tbl_start "Ground truth: bench/gen's exact Jaccard vs the extension's jaccard(anyarray, anyarray), 1000 pairs each" \
+        "pairs|max abs difference|mean abs error of the 128-permutation estimate|model sqrt(2/pi) sqrt(J(1-J)/128)"
+    local r
+    r=$(q -F'|' -c "
+        WITH p AS (SELECT * FROM truth ORDER BY hashint4(a * 31 + b) LIMIT 1000)
+        SELECT max(abs(jaccard(minhash_shingles(x.body), minhash_shingles(y.body)) - p.j)),
+               avg(abs(jaccard(x.sig, y.sig) - p.j)), avg(sqrt(2 / pi()) * sqrt(p.j * (1 - p.j) / 128))
+        FROM p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b")
+    IFS='|' read -r d e m <<<"$r"
+    tbl_row "documents (word 5-shingles)|$(fmt %.2g "$d")|$(fmt %.4f "$e")|$(fmt %.4f "$m")"
+    r=$(q -F'|' -c "
+        WITH p AS (SELECT * FROM baskets_truth ORDER BY hashint4(a * 31 + b) LIMIT 1000)
+        SELECT max(abs(jaccard(x.items, y.items) - p.j)),
+               avg(abs(jaccard(minhash(x.items), minhash(y.items)) - p.j)), avg(sqrt(2 / pi()) * sqrt(p.j * (1 - p.j) / 128))
+        FROM p JOIN baskets_raw x ON x.id = p.a JOIN baskets_raw y ON y.id = p.b")
+    IFS='|' read -r d e m <<<"$r"
+    tbl_row "baskets (int[] elements)|$(fmt %.2g "$d")|$(fmt %.4f "$e")|$(fmt %.4f "$m")"
+    tbl_note "The generator writes Jaccard with 6 decimals, so differences up to 5e-07 are rounding."
+    tbl_end
+}

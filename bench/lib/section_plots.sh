@@ -117,16 +117,17 @@ plot_time_vs_n() {
     local m n ms
     for m in "${methods[@]}"; do
         n=100
-        while [ "$n" -le "$ROWS" ]; do
+        while :; do
             ms=$(time_method "$m" "$n" "$b" "$r")
             printf '%s\t%d\t%.4f\n' "$m" "$n" "$(calc "$ms / 1000")" >>"$PLOTS/time_vs_n.tsv"
             awk -v ms="$ms" -v budget="$PLOT_BUDGET_S" 'BEGIN { exit !(ms / 1000 > budget) }' && break
-            n=$((n * 2))
+            [ "$n" -ge "$ROWS" ] && break
+            n=$((n * 2 < ROWS ? n * 2 : ROWS))   # the whole table is the last step
         done
     done
     local has=""
     for m in lsh_sql lsh_index all_pairs; do
-        has+="has_$m=$(printf '%s\n' "${methods[@]}" | grep -cx "$m"); "
+        has+="has_$m=$(printf '%s\n' "${methods[@]}" | grep -cx "$m" || true); "
     done
     gp time_vs_n "budget=$PLOT_BUDGET_S; $has"
 }
