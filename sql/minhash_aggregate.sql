@@ -1,0 +1,91 @@
+-- Aggregates minhash_agg and minhash_merge_agg, serial and parallel.
+-- Every error is followed by its SQLSTATE.
+
+CREATE TABLE minhash_agg_items AS
+SELECT g AS id, g % 7 AS grp, g % 2000 AS item, 'w' || (g % 313) AS word,
+       CASE WHEN g % 10 = 0 THEN NULL ELSE g % 500 END AS sparse
+FROM generate_series(1, 60000) g;
+ANALYZE minhash_agg_items;
+
+-- minhash_agg(x) = minhash(array_agg(x)): the signature of the set of values
+SELECT minhash_agg(item) = minhash(array_agg(item)) AS ints,
+       minhash_agg(word) = minhash(array_agg(word)) AS texts,
+       minhash_agg(sparse) = minhash(array_agg(sparse)) AS nulls_skipped,
+       minhash_agg(word, 64, 7) = minhash(array_agg(word), 64, 7) AS with_params,
+       minhash_num_perm(minhash_agg(word, 64, 7)) AS k, minhash_seed(minhash_agg(word, 64, 7)) AS seed
+FROM minhash_agg_items;
+-- order and repeats do not matter; ints and their text agree
+SELECT (SELECT minhash_agg(x ORDER BY x) FROM generate_series(1, 100) x)
+     = (SELECT minhash_agg(x ORDER BY -x) FROM (SELECT x FROM generate_series(1, 100) x, generate_series(1, 3)) r)
+       AS order_and_repeats,
+       (SELECT minhash_agg(x) FROM generate_series(1, 100) x)
+     = (SELECT minhash_agg(x::text) FROM generate_series(1, 100) x) AS int_equals_text;
+-- grouped, against the per-group array form
+SELECT grp, minhash_agg(word, 32, 1) = minhash(array_agg(word), 32, 1) AS same,
+       abs(minhash_cardinality(minhash_agg(item, 1024, 1)) / count(DISTINCT item) - 1) < 0.15 AS cardinality_close
+FROM minhash_agg_items GROUP BY grp ORDER BY grp;
+
+-- zero rows: NULL (like array_agg); only NULL values: the empty set
+SELECT minhash_agg(x) IS NULL AS no_rows FROM generate_series(1, 0) x;
+SELECT minhash_agg(NULL::int, 3, 1) AS only_nulls FROM generate_series(1, 5);
+
+-- minhash_merge_agg: the union of the signatures
+SELECT minhash_merge_agg(minhash(ARRAY[item], 64, 3)) = minhash_agg(item, 64, 3) AS union_of_singletons
+FROM minhash_agg_items;
+SELECT minhash_merge_agg(s) FROM (VALUES ('1:[5,2,8]'::minhash), (NULL), ('1:[3,4,9]'), ('1:[6,1,7]')) v(s);
+SELECT minhash_merge_agg(s) IS NULL AS no_rows FROM (SELECT '1:[1]'::minhash WHERE false) v(s);
+
+-- as window aggregates: running signatures of growing prefixes
+SELECT x, minhash_agg(x, 8, 1) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_agg,
+       minhash_merge_agg(minhash(ARRAY[x], 8, 1)) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_merge
+FROM generate_series(1, 5) x WINDOW w AS (ORDER BY x) ORDER BY x;
+
+-- Parallel aggregation: workers build partial signatures, the leader
+-- combines them (serialized as bytea); the result equals the serial one.
+SELECT minhash_agg(item)::text AS serial_items, minhash_agg(word, 256, 42)::text AS serial_words,
+       minhash_merge_agg(minhash(ARRAY[word], 16, 1))::text AS serial_merge
+FROM minhash_agg_items \gset
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF)
+SELECT minhash_agg(item), minhash_agg(word, 256, 42), minhash_merge_agg(minhash(ARRAY[word], 16, 1))
+FROM minhash_agg_items;
+SELECT minhash_agg(item)::text = :'serial_items' AS items_equal,
+       minhash_agg(word, 256, 42)::text = :'serial_words' AS words_equal,
+       minhash_merge_agg(minhash(ARRAY[word], 16, 1))::text = :'serial_merge' AS merge_equal
+FROM minhash_agg_items;
+RESET parallel_leader_participation;
+SELECT minhash_agg(item)::text = :'serial_items' AS items_equal_with_leader
+FROM minhash_agg_items;
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+SELECT proname, proparallel FROM pg_proc
+WHERE proname IN ('minhash_agg', 'minhash_merge_agg', 'minhash_agg_trans', 'minhash_agg_combine',
+                  'minhash_agg_serial', 'minhash_agg_deserial', 'minhash_agg_final', 'minhash_merge_trans')
+ORDER BY proname, pronargs;
+SELECT a.aggfnoid::regprocedure, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn
+FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
+WHERE p.proname IN ('minhash_agg', 'minhash_merge_agg') ORDER BY 1::text;
+
+-- errors
+SELECT minhash_agg(x, 0, 1) FROM generate_series(1, 3) x;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_agg(x, 2000, 1) FROM generate_series(1, 3) x;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_agg(x, CASE WHEN x < 3 THEN 16 ELSE 32 END, 1) FROM generate_series(1, 3) x;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_agg(x, 16, NULL) FROM generate_series(1, 3) x;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_merge_agg(s) FROM (VALUES ('1:[1,2]'::minhash), ('1:[1,2,3]')) v(s);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_merge_agg(s) FROM (VALUES ('1:[1,2]'::minhash), ('2:[1,2]')) v(s);
+\echo :LAST_ERROR_SQLSTATE
+
+DROP TABLE minhash_agg_items;

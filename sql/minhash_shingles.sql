@@ -1,0 +1,67 @@
+-- minhash_shingles(doc, k, unit): what minhash(doc) compares.
+-- Every error is followed by its SQLSTATE.
+
+-- word shingles: runs of letters and digits, lowercased, k words joined by a space
+SELECT minhash_shingles('The quick brown fox jumps over the lazy dog', 3);
+-- default k = 5 words
+SELECT minhash_shingles('One two three four five six seven');
+SELECT minhash_shingles('One two three four five six seven', 0, 'word');
+-- distinct, in order of first appearance
+SELECT minhash_shingles('a b a b a b c', 2);
+SELECT minhash_shingles('to be or not to be', 1);
+-- punctuation and case do not matter, digits are letters
+SELECT minhash_shingles('Hello, WORLD! hello world?', 2);
+SELECT minhash_shingles('R2-D2 and C-3PO', 2);
+-- fewer than k units: one shingle of the whole normalized text; nothing: none
+SELECT minhash_shingles('Hello, World!');
+SELECT minhash_shingles(''), minhash_shingles(' ,.;! '), minhash_shingles('', 3, 'char');
+
+-- character shingles: whitespace runs become one space, trimmed at both ends
+SELECT minhash_shingles(E'  ab \t\n cd  ', 3, 'char');
+-- char_nospace drops whitespace entirely
+SELECT minhash_shingles(E'  ab \t\n cd  ', 3, 'char_nospace');
+-- default k = 9 characters
+SELECT minhash_shingles('abcdefghij', unit => 'char');
+SELECT minhash_shingles('Hello', unit => 'char');
+-- Unicode: non-ASCII letters are letters, lowercased; k counts code points
+SELECT minhash_shingles('Ärger über Öl, ÜBER ärger', 2);
+SELECT minhash_shingles('ÄÖü', 2, 'char');
+SELECT minhash_shingles('Ελληνικά κείμενα', 1);
+SELECT array_length(minhash_shingles(repeat('x', 300), 256, 'char'), 1) AS k_256_allowed;
+
+-- named arguments
+SELECT minhash_shingles(doc => 'a b c', unit => 'char_nospace', k => 2);
+
+-- NULL in, NULL out
+SELECT minhash_shingles(NULL) IS NULL AS null_doc, minhash_shingles('a', NULL) IS NULL AS null_k,
+       minhash_shingles('a', 1, NULL) IS NULL AS null_unit;
+
+-- errors: 22023
+SELECT minhash_shingles('a b', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_shingles('a b', 257);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_shingles('a b', 2, 'sentence');
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_shingles('a b', 2, 'WORD');
+\echo :LAST_ERROR_SQLSTATE
+
+-- A database in another encoding converts to UTF-8 before shingling and
+-- hashing, so shingles and signatures are the same in every encoding.
+SELECT current_database() AS regress_db \gset
+SELECT minhash_shingles('Ärger über Öl in Köln', 2)::text AS utf8_shingles,
+       minhash('Ärger über Öl in Köln'::text, 'char', 3)::text AS utf8_sig_char,
+       minhash('Ärger über Öl in Köln'::text)::text AS utf8_sig_word,
+       minhash(ARRAY['Ärger', 'Öl'])::text AS utf8_sig_array \gset
+CREATE DATABASE minhash_regress_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c minhash_regress_latin1
+SET client_encoding = 'UTF8';
+CREATE EXTENSION minhash;
+SHOW server_encoding;
+SELECT minhash_shingles('Ärger über Öl in Köln', 2);
+SELECT minhash_shingles('Ärger über Öl in Köln', 2)::text = :'utf8_shingles' AS same_shingles,
+       minhash('Ärger über Öl in Köln'::text, 'char', 3)::text = :'utf8_sig_char' AS same_char_signature,
+       minhash('Ärger über Öl in Köln'::text)::text = :'utf8_sig_word' AS same_word_signature,
+       minhash(ARRAY['Ärger', 'Öl'])::text = :'utf8_sig_array' AS same_array_signature;
+\c :regress_db
+DROP DATABASE minhash_regress_latin1;

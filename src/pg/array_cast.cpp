@@ -1,0 +1,70 @@
+/*
+ * Export and import of signatures as int8[] (the values; int8 because SQL has
+ * no unsigned 32-bit type), for other MinHash tools. The seed is not part of
+ * the array: it is given on import.
+ */
+#include "pg/minhash.h"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+
+PG_FUNCTION_INFO_V1(minhash_to_array);
+PG_FUNCTION_INFO_V1(minhash_from_array);
+}
+
+extern "C" Datum
+minhash_to_array(PG_FUNCTION_ARGS)
+{
+	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
+	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * sig->num_perm);
+
+	for (int i = 0; i < sig->num_perm; i++)
+		elems[i] = Int64GetDatum((int64) sig->values[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, sig->num_perm, INT8OID, sizeof(int64), true,
+										  TYPALIGN_DOUBLE));
+}
+
+/* minhash_from_array(int8[] [, seed int8]): the cast int8[] → minhash passes no seed (1) */
+extern "C" Datum
+minhash_from_array(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	uint64		seed = PG_NARGS() > 1 ? (uint64) PG_GETARG_INT64(1) : 1;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	MinHashSig *sig;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("signature values must be a one-dimensional array")));
+	deconstruct_array(arr, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	if (n < MINHASH_MIN_NUM_PERM || n > MINHASH_MAX_NUM_PERM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a signature has between %d and %d values, not %d",
+						MINHASH_MIN_NUM_PERM, MINHASH_MAX_NUM_PERM, n)));
+
+	sig = minhash_sig_alloc(n, seed);
+	for (int i = 0; i < n; i++)
+	{
+		int64		v;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("signature values must not be null"),
+					 errdetail("Element %d is null.", i + 1)));
+		v = DatumGetInt64(elems[i]);
+		if (v < 0 || v > (int64) PG_UINT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("signature value %lld is out of range", (long long) v),
+					 errdetail("Values are unsigned 32-bit integers, from 0 to %u; element %d is not.",
+							   PG_UINT32_MAX, i + 1)));
+		sig->values[i] = (uint32) v;
+	}
+	PG_RETURN_MINHASH_P(sig);
+}

@@ -1,0 +1,26 @@
+/*
+ * The loadable module: magic block and _PG_init.
+ */
+#include "pg/minhash.h"
+
+extern "C" {
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+}
+
+extern "C" void
+_PG_init(void)
+{
+	minhash_guc_init();
+
+	/*
+	 * Index access method setup (GUCs, reloptions) goes here, before the
+	 * prefix is reserved below.
+	 */
+
+	/* Every minhash.* GUC is defined above; anything else is a typo. */
+	MarkGUCPrefixReserved("minhash");
+}

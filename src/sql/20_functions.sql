@@ -1,0 +1,103 @@
+
+-- ---------------------------------------------------------------------------
+-- Shingles, signatures, similarity, export, LSH parameters.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash_shingles(doc text, k integer DEFAULT 0, unit text DEFAULT 'word')
+    RETURNS text[]
+    AS 'MODULE_PATHNAME', 'minhash_shingles' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_shingles(text, integer, text) IS
+    'distinct shingles of a document, in order of first appearance (unit word, char or char_nospace; k = 0: 5 words or 9 characters)';
+
+CREATE FUNCTION minhash(doc text, unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document';
+
+-- minhash(x) with one argument is also the function-style cast x::minhash,
+-- which the parser prefers unless a function matches x's type exactly: these
+-- overloads keep minhash(varchar_column) a signature, not a parse error.
+-- (A bare literal, minhash('...'), is still the cast: write '...'::text.)
+CREATE FUNCTION minhash(doc varchar, unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(varchar, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document';
+
+-- bpchar's padding is whitespace, which shingling normalizes away.
+CREATE FUNCTION minhash(doc bpchar, unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(bpchar, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document';
+
+CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements, compared by text form';
+
+CREATE FUNCTION jaccard(a minhash, b minhash) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION jaccard(minhash, minhash) IS
+    'estimated Jaccard similarity: the share of equal signature values';
+
+CREATE FUNCTION jaccard(a anyarray, b anyarray) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'minhash_jaccard_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION jaccard(anyarray, anyarray) IS
+    'exact Jaccard similarity of the sets of non-NULL array elements (two empty sets: 1)';
+
+CREATE FUNCTION minhash_merge(a minhash, b minhash) RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_merge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_merge(minhash, minhash) IS
+    'signature of the union of two sets (element-wise minimum)';
+
+CREATE FUNCTION minhash_cardinality(sig minhash) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'minhash_cardinality' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_cardinality(minhash) IS
+    'estimated number of distinct elements of the set behind a signature';
+
+CREATE FUNCTION minhash_num_perm(sig minhash) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_num_perm' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_num_perm(minhash) IS 'number of hash functions (values) of a signature';
+
+CREATE FUNCTION minhash_seed(sig minhash) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash_seed' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_seed(minhash) IS 'seed of the hash family of a signature';
+
+CREATE FUNCTION minhash_to_array(sig minhash) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'minhash_to_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_to_array(minhash) IS 'the values of a signature, for export';
+
+CREATE FUNCTION minhash_from_array("values" bigint[], seed bigint DEFAULT 1) RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_array(bigint[], bigint) IS
+    'signature from exported values (each 0..4294967295) and the seed they were computed with';
+
+-- One argument, as a cast function must have: the seed is the default, 1.
+CREATE FUNCTION minhash_from_int8_array(bigint[]) RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_int8_array(bigint[]) IS
+    'cast bigint[] to minhash with seed 1; use minhash_from_array for another seed';
+
+CREATE CAST (minhash AS bigint[]) WITH FUNCTION minhash_to_array(minhash);
+CREATE CAST (bigint[] AS minhash) WITH FUNCTION minhash_from_int8_array(bigint[]);
+
+CREATE FUNCTION minhash_lsh_params(threshold double precision, num_perm integer DEFAULT 128,
+                                   fp_weight double precision DEFAULT 0.5,
+                                   fn_weight double precision DEFAULT 0.5)
+    RETURNS TABLE (bands integer, rows integer,
+                   false_positive double precision, false_negative double precision)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_params' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+    ROWS 1;
+COMMENT ON FUNCTION minhash_lsh_params(double precision, integer, double precision, double precision) IS
+    'LSH bands and rows minimising the weighted false-positive and false-negative areas for a threshold';
+
+CREATE FUNCTION minhash_bands(sig minhash, bands integer, "rows" integer) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'minhash_bands' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_bands(minhash, integer, integer) IS
+    'one 64-bit hash per LSH band of rows consecutive values';
