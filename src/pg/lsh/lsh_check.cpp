@@ -535,7 +535,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	uint64		nallocated = 0;
 	BlockNumber nfreelisted = 0;
 
-	InitMaterializedSRF(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	c.index = lsh_open_checked(indexoid, ShareLock, &c.heap);
