@@ -43,6 +43,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		spc_random;
 	double		spc_seq;
 	Selectivity sel = 1.0;
+	List	   *quals = NIL;
 	double		matches;
 	double		cand;
 	double		data_pages;
@@ -80,8 +81,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	if (path->indexclauses != NIL)
 	{
-		List	   *quals = get_quals_from_indexclauses(path->indexclauses);
-
+		quals = get_quals_from_indexclauses(path->indexclauses);
 		sel = clauselist_selectivity(root, quals, info->rel->relid, JOIN_INNER, NULL);
 		matches = sel * ntuples;
 		cand = Min(ntuples, matches * 1.2 + bands);
@@ -109,8 +109,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 
 	/* the query side (e.g. minhash('...')) is evaluated once per scan */
-	if (path->indexclauses != NIL)
-		cost += index_other_operands_eval_cost(root, path->indexclauses);
+	if (quals != NIL)
+		cost += index_other_operands_eval_cost(root, quals);
 	{
 		ListCell   *lc;
 
