@@ -104,8 +104,8 @@ lshoptions(Datum reloptions, bool validate)
 		option_error("lsh option \"threshold\" must be greater than 0", NULL);
 	if (has_weights)
 	{
-		double		fp = opts->fp_weight >= 0 ? opts->fp_weight : 0.5;
-		double		fn = opts->fn_weight >= 0 ? opts->fn_weight : 0.5;
+		double		fp = opts->fp_weight >= 0 ? opts->fp_weight : LSH_DEFAULT_FP_WEIGHT;
+		double		fn = opts->fn_weight >= 0 ? opts->fn_weight : LSH_DEFAULT_FN_WEIGHT;
 
 		if (fp == 0.0 && fn == 0.0)
 			option_error("lsh options \"fp_weight\" and \"fn_weight\" cannot both be 0", NULL);

@@ -106,6 +106,16 @@ extern "C" {
 #define LSH_DISTANCE_STRATEGY	2	/* <%> (ORDER BY) */
 #define LSH_NSTRATEGIES			2
 
+/*
+ * Default weights of the band optimiser for WITH (threshold = t). A false
+ * candidate costs one data-page read (verification needs no heap visit); a
+ * false negative is a lost row. So the index leans to recall: at t = 0.5,
+ * k = 128 this picks 30 bands of 4 rows, which finds 0.98 of the pairs at
+ * Jaccard 0.6 where the balanced 25 x 5 finds 0.87.
+ */
+#define LSH_DEFAULT_FP_WEIGHT	0.2
+#define LSH_DEFAULT_FN_WEIGHT	0.8
+
 /* Leaves and internal pages are filled to this share of their capacity by a build */
 #define LSH_BUILD_FILL		0.95
 

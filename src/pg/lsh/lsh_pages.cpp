@@ -153,8 +153,8 @@ lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed)
 	}
 	else
 	{
-		double		fp = meta->opt_fp_weight >= 0 ? meta->opt_fp_weight : 0.5;
-		double		fn = meta->opt_fn_weight >= 0 ? meta->opt_fn_weight : 0.5;
+		double		fp = meta->opt_fp_weight >= 0 ? meta->opt_fp_weight : LSH_DEFAULT_FP_WEIGHT;
+		double		fn = meta->opt_fn_weight >= 0 ? meta->opt_fn_weight : LSH_DEFAULT_FN_WEIGHT;
 		minhash::LshParams p;
 
 		threshold = meta->opt_threshold > 0 ? meta->opt_threshold : 0.5;
