@@ -2,6 +2,7 @@
  * The loadable module: magic block and _PG_init.
  */
 #include "pg/minhash.h"
+#include "pg/lsh/lsh.h"
 
 extern "C" {
 #include "utils/guc.h"
@@ -20,6 +21,7 @@ _PG_init(void)
 	 * Index access method setup (GUCs, reloptions) goes here, before the
 	 * prefix is reserved below.
 	 */
+	lsh_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");
