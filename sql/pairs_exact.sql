@@ -9,7 +9,7 @@ SET client_min_messages = warning;
 -- 6 words replaced. Exact similarities within a cluster: 0.87 and 0.75 to the
 -- base, 0.65 between the first two variants, below 0.45 for the third; 0
 -- across clusters. At threshold 0.7 the pairs to find have J >= 0.75, where
--- the index's bands miss a pair with probability below 1e-5.
+-- the index's bands miss a pair with probability about 1e-5.
 CREATE TABLE ex (id int PRIMARY KEY, body text, sig minhash);
 INSERT INTO ex (id, body)
 SELECT c * 10 + v,

@@ -3,7 +3,7 @@
 --
 -- The planted rows are where LSH recall is certain: within a cluster every
 -- pair has Jaccard >= 0.88 (at the index's 30 bands of 4 rows a pair is
--- missed with probability below 1e-14), and rows of different clusters share
+-- missed with probability about 1e-12), and rows of different clusters share
 -- no shingle. The data is deterministic (md5 words), so are the signatures.
 
 -- A walk longer than 10 s reports progress in NOTICEs: not in expected output

@@ -36,8 +36,11 @@ pairs_cache_init(PairsRun *run)
 	run->cache_max = cap / 4 * 3;
 	run->cache_count = 0;
 	run->cache = (PairsRow *) palloc_extended(sizeof(PairsRow) * cap, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	run->cache_arena_max = Max((Size) work_mem * 1024 / 4, ALLOCSET_DEFAULT_MAXSIZE);
-	run->cache_cxt = AllocSetContextCreate(run->cxt, "minhash pairs rows", ALLOCSET_DEFAULT_SIZES);
+	run->cache_arena_max = (Size) work_mem * 1024 / 4;
+	/* blocks small enough that the arena's measured size tracks its bound */
+	run->cache_cxt = AllocSetContextCreate(run->cxt, "minhash pairs rows", 0, 8 * 1024,
+										   Max(8 * 1024, Min(run->cache_arena_max / 8,
+															 ALLOCSET_DEFAULT_MAXSIZE)));
 }
 
 static void

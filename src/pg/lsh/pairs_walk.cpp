@@ -33,6 +33,7 @@ extern "C" {
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "storage/buf_internals.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -71,13 +72,32 @@ typedef struct PairsChunk
  *    freed or reused for another type, so a block checked once stays one
  *    (this spares two cache misses, the page header and special space).
  */
+typedef struct PairsPageHint
+{
+	BlockNumber block;
+	Buffer		buffer;
+} PairsPageHint;
+
 typedef struct PairsPages
 {
 	uint32		mask;			/* size - 1, size a power of two */
-	BlockNumber *block;
-	Buffer	   *buffer;
+	PairsPageHint *hint;
 	uint8	   *checked;		/* bit per block below run->nblocks */
 } PairsPages;
+
+/*
+ * Groups up to this size are verified in place, their pages locked together
+ * (within PostgreSQL's limit of 200 LWLocks held at once).
+ */
+#define PAIRS_SMALL_GROUP	16
+
+/* a pair of a small group that passed verification */
+typedef struct PairsPassed
+{
+	uint8		i;
+	uint8		j;
+	double		sim;
+} PairsPassed;
 
 typedef struct PairsWalk
 {
@@ -91,6 +111,7 @@ typedef struct PairsWalk
 	uint32	   *idbuf;			/* chunk_cap ids read from a group */
 	PairsChunk	a;
 	PairsChunk	b;
+	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
 } PairsWalk;
 
 /* A group reader: the unique ids of a group in ascending order, rewindable. */
@@ -105,12 +126,16 @@ typedef struct IdReader
 	uint32		mark_last;
 } IdReader;
 
+/* Leaves written by a build are already in order; inserts append out of order. */
 static void
 sort_entries(LshEntry *e, int n) noexcept
 {
-	std::sort(e, e + n, [](const LshEntry &x, const LshEntry &y) {
+	auto		less = [](const LshEntry &x, const LshEntry &y) {
 		return x.key != y.key ? x.key < y.key : x.value < y.value;
-	});
+	};
+
+	if (!std::is_sorted(e, e + n, less))
+		std::sort(e, e + n, less);
 }
 
 /* sorts and removes duplicates; returns the new count */
@@ -134,9 +159,16 @@ band_key(const uint32 *values, int band, int rows)
 static inline int
 first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows)
 {
+	/* bands are a few values long: a plain loop beats a call to memcmp */
 	for (int i = 0; i < bands; i++)
 	{
-		if (memcmp(a + (Size) i * rows, b + (Size) i * rows, sizeof(uint32) * rows) == 0)
+		const uint32 *x = a + (Size) i * rows;
+		const uint32 *y = b + (Size) i * rows;
+		int			v = 0;
+
+		while (v < rows && x[v] == y[v])
+			v++;
+		if (v == rows)
 			return i;
 	}
 	return -1;
@@ -155,15 +187,18 @@ static void
 pages_init(PairsWalk *w)
 {
 	PairsRun   *run = w->run;
-	Size		max_entries = Max((Size) work_mem * 1024 / 16 / (sizeof(BlockNumber) + sizeof(Buffer)), 1024);
+	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(PairsPageHint), 1024);
 	uint32		size = 1024;
 
 	while (size < run->nblocks && (Size) size * 2 <= max_entries)
 		size *= 2;
 	w->pages.mask = size - 1;
-	w->pages.block = (BlockNumber *) palloc(sizeof(BlockNumber) * size);
-	memset(w->pages.block, 0xFF, sizeof(BlockNumber) * size);	/* InvalidBlockNumber */
-	w->pages.buffer = (Buffer *) palloc0(sizeof(Buffer) * size);
+	w->pages.hint = (PairsPageHint *) palloc(sizeof(PairsPageHint) * size);
+	for (uint32 i = 0; i < size; i++)
+	{
+		w->pages.hint[i].block = InvalidBlockNumber;
+		w->pages.hint[i].buffer = InvalidBuffer;
+	}
 	w->pages.checked = (uint8 *) palloc0(run->nblocks / 8 + 1);
 }
 
@@ -172,17 +207,17 @@ static Buffer
 read_data_page(PairsWalk *w, BlockNumber blkno)
 {
 	PairsPages *pc = &w->pages;
-	uint32		i = blkno & pc->mask;
+	PairsPageHint *h = &pc->hint[blkno & pc->mask];
 	Buffer		buf;
 
-	if (pc->block[i] == blkno &&
-		ReadRecentBuffer(w->run->index->rd_node, MAIN_FORKNUM, blkno, pc->buffer[i]))
-		buf = pc->buffer[i];
+	if (h->block == blkno &&
+		ReadRecentBuffer(w->run->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
+		buf = h->buffer;
 	else
 	{
 		buf = ReadBuffer(w->run->index, blkno);
-		pc->block[i] = blkno;
-		pc->buffer[i] = buf;
+		h->block = blkno;
+		h->buffer = buf;
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if ((pc->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
@@ -241,31 +276,38 @@ load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
 		UnlockReleaseBuffer(buf);
 }
 
-/* Verify one candidate pair; emit it if it passes and both rows are visible. */
-static void
-consider(PairsWalk *w, const PairsChunk *ca, int i, const PairsChunk *cb, int j)
+/*
+ * Is (a, b) a pair of this group to verify, and does it pass? Returns the
+ * estimate, or with exact => true 0 for "passed on to the exact check"; -1
+ * if not. Reads only the signatures.
+ */
+static inline double
+verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
-	int			k = run->params.num_perm;
-	const uint32 *sa = ca->sigs + (Size) i * k;
-	const uint32 *sb = cb->sigs + (Size) j * k;
 	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows);
-	double		sim = 0;
-	PairsRow   *a;
-	PairsRow   *b;
+	double		sim;
 
 	/* no band fully equal: the keys collided by chance (not a candidate) */
 	if (f < 0 || band_key(sa, f, run->params.rows) != w->group.key)
-		return;
+		return -1;
 	run->candidates++;
-	if (!run->args.exact)
-	{
-		/* the % operator's own estimate, so results match a.sig % b.sig */
-		sim = minhash::jaccard_estimate(sa, sb, k);
-		if (sim < run->args.threshold)
-			return;
-	}
-	pairs_resolve(run, ca->ids[i], &ca->tids[i], cb->ids[j], &cb->tids[j], &a, &b);
+	if (run->args.exact)
+		return 0;
+	/* the % operator's own estimate, so results match a.sig % b.sig */
+	sim = minhash::jaccard_estimate(sa, sb, run->params.num_perm);
+	return sim < run->args.threshold ? -1 : sim;
+}
+
+/* A verified pair: emit it if both rows are visible (and, exact, similar enough). */
+static void
+emit_pair(PairsWalk *w, uint32 ida, ItemPointer tida, uint32 idb, ItemPointer tidb, double sim)
+{
+	PairsRun   *run = w->run;
+	PairsRow   *a;
+	PairsRow   *b;
+
+	pairs_resolve(run, ida, tida, idb, tidb, &a, &b);
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
 	if (run->args.exact)
@@ -281,6 +323,16 @@ consider(PairsWalk *w, const PairsChunk *ca, int i, const PairsChunk *cb, int j)
 		w->emit(run, w->arg, b, a, sim);
 	else
 		w->emit(run, w->arg, a, b, sim);
+}
+
+static inline void
+consider(PairsWalk *w, const PairsChunk *ca, int i, const PairsChunk *cb, int j)
+{
+	int			k = w->run->params.num_perm;
+	double		sim = verify(w, ca->sigs + (Size) i * k, cb->sigs + (Size) j * k);
+
+	if (sim >= 0)
+		emit_pair(w, ca->ids[i], &ca->tids[i], cb->ids[j], &cb->tids[j], sim);
 }
 
 static void
@@ -302,6 +354,75 @@ compare_across(PairsWalk *w, const PairsChunk *ca, const PairsChunk *cb)
 		CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < cb->n; j++)
 			consider(w, ca, i, cb, j);
+	}
+}
+
+/*
+ * A small group (most are two or three rows) is verified in place: its data
+ * pages stay pinned and share-locked while the pairs are checked, so a
+ * signature is read only as far as the check needs -- usually its first
+ * band or two -- instead of being copied whole. Passing pairs are collected
+ * and emitted once the pages are released (emitting fetches heap rows).
+ */
+static void
+pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
+{
+	PairsRun   *run = w->run;
+	const LshIndexParams *params = &run->params;
+	Buffer		bufs[PAIRS_SMALL_GROUP];
+	const LshSlotHeader *slots[PAIRS_SMALL_GROUP];
+	uint32		live_ids[PAIRS_SMALL_GROUP];
+	ItemPointerData tids[PAIRS_SMALL_GROUP];
+	int			nbufs = 0;
+	int			m = 0;
+	int			npassed = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
+		const LshSlotHeader *slot;
+
+		/* ids ascend, so a page repeats only as the last one taken */
+		if (nbufs == 0 || BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
+		{
+			Buffer		buf = read_data_page(w, blkno);
+
+			if (!BufferIsValid(buf))
+				continue;
+			bufs[nbufs++] = buf;
+		}
+		slot = LshDataSlot(BufferGetPage(bufs[nbufs - 1]), lsh_rowid_slot(params, ids[i]),
+						   params->num_perm);
+		if (slot->state != LSH_SLOT_LIVE)
+			continue;
+		slots[m] = slot;
+		live_ids[m] = ids[i];
+		tids[m] = slot->tid;
+		m++;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		for (int j = i + 1; j < m; j++)
+		{
+			double		sim = verify(w, LshSlotValues(slots[i]), LshSlotValues(slots[j]));
+
+			if (sim >= 0)
+			{
+				PairsPassed *p = &w->passed[npassed++];
+
+				p->i = (uint8) i;
+				p->j = (uint8) j;
+				p->sim = sim;
+			}
+		}
+	}
+	for (int b = 0; b < nbufs; b++)
+		UnlockReleaseBuffer(bufs[b]);
+	for (int p = 0; p < npassed; p++)
+	{
+		const PairsPassed *pp = &w->passed[p];
+
+		emit_pair(w, live_ids[pp->i], &tids[pp->i], live_ids[pp->j], &tids[pp->j], pp->sim);
 	}
 }
 
@@ -414,7 +535,9 @@ finish_group(PairsWalk *w)
 	if (g->n < 2)
 		return;
 	run->groups++;
-	if (g->n <= w->chunk_cap)
+	if (g->n <= PAIRS_SMALL_GROUP)
+		pairs_of_small_group(w, g->ids, g->n);
+	else if (g->n <= w->chunk_cap)
 	{
 		load_chunk(w, g->ids, g->n, &w->a);
 		compare_within(w, &w->a);
@@ -501,6 +624,46 @@ report_progress(PairsRun *run, uint32 key)
 	}
 }
 
+/*
+ * Ask the CPU for what verifying this leaf's groups will touch, before
+ * touching it: each row's page hint, then (once the hints are in) its buffer
+ * descriptor and slot. Reading a slot costs three cache misses that would
+ * otherwise come one after another (pinning serialises them); fetched
+ * together for the few hundred rows of a leaf's groups, they overlap. Only a
+ * hint: a prefetch of an address that turns out stale is harmless.
+ */
+static void
+prefetch_leaf(PairsWalk *w, const LshEntry *e, int n)
+{
+	const LshIndexParams *params = &w->run->params;
+	PairsPages *pc = &w->pages;
+	Size		slot_size = LSH_SLOT_SIZE(params->num_perm);
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint32		id = e[i].value;
+			PairsPageHint *h;
+
+			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
+			if (!((i + 1 < n && e[i + 1].key == e[i].key) || (i > 0 && e[i - 1].key == e[i].key)))
+				continue;
+			if (id >= w->run->nrowids)
+				continue;
+			h = &pc->hint[lsh_rowid_block(params, id) & pc->mask];
+			if (pass == 0)
+				__builtin_prefetch(h);
+			else if (h->block == lsh_rowid_block(params, id) && h->buffer > 0)
+			{
+				__builtin_prefetch(GetBufferDescriptor(h->buffer - 1));
+				__builtin_prefetch((char *) BufferGetBlock(h->buffer) + LSH_CONTENT_START +
+								   lsh_rowid_slot(params, id) * slot_size);
+			}
+		}
+	}
+}
+
 void
 pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 {
@@ -565,6 +728,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		run->leaves++;
 		run->entries += n;
 		sort_entries(w.leaf, n);
+		prefetch_leaf(&w, w.leaf, n);
 		for (int i = 0; i < n;)
 		{
 			uint32		key = w.leaf[i].key;
