@@ -24,7 +24,9 @@ REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CXXFLAGS = -std=c++17 -fno-rtti
+PG_CXXFLAGS = -std=c++17 -fno-rtti -MMD -MP
+# PostgreSQL 15 headers use `register`, which C++17 removed: not our code.
+PG_CXXFLAGS += -Wno-register
 SHLIB_LINK  = -lxxhash -lunistring -lstdc++
 
 # No JIT bitcode: it would need clang at build time and buys nothing for this module.
@@ -43,6 +45,10 @@ all:
 	@echo "PostgreSQL server headers are missing: run 'make demo' or 'make test' (they install them)" >&2
 	@exit 1
 endif
+
+# Header dependencies written by -MMD: a changed struct rebuilds its users.
+-include $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # The core is the hot path: optimise it harder than the glue.
 src/core/%.o: override CXXFLAGS += -O3

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-    g++ make cmake pkg-config
+    g++ make cmake pkg-config clang libclang-rt-dev
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
     libxxhash-dev libunistring-dev
     googletest libgtest-dev libbenchmark-dev

@@ -20,6 +20,9 @@ SELECT (SELECT minhash_agg(x ORDER BY x) FROM generate_series(1, 100) x)
        AS order_and_repeats,
        (SELECT minhash_agg(x) FROM generate_series(1, 100) x)
      = (SELECT minhash_agg(x::text) FROM generate_series(1, 100) x) AS int_equals_text;
+-- aggregating a document's shingles gives the document's signature
+SELECT minhash_agg(sh) = minhash('The quick brown fox jumps over the lazy dog near the bank'::text, k => 3) AS doc_signature
+FROM unnest(minhash_shingles('The quick brown fox jumps over the lazy dog near the bank', 3)) sh;
 -- grouped, against the per-group array form
 SELECT grp, minhash_agg(word, 32, 1) = minhash(array_agg(word), 32, 1) AS same,
        abs(minhash_cardinality(minhash_agg(item, 1024, 1)) / count(DISTINCT item) - 1) < 0.15 AS cardinality_close
@@ -39,6 +42,10 @@ SELECT minhash_merge_agg(s) IS NULL AS no_rows FROM (SELECT '1:[1]'::minhash WHE
 SELECT x, minhash_agg(x, 8, 1) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_agg,
        minhash_merge_agg(minhash(ARRAY[x], 8, 1)) OVER w = minhash(ARRAY(SELECT generate_series(1, x)), 8, 1) AS running_merge
 FROM generate_series(1, 5) x WINDOW w AS (ORDER BY x) ORDER BY x;
+-- a moving frame restarts the aggregate for every row
+SELECT x, minhash_agg(x, 8, 1) OVER w = minhash(ARRAY[greatest(x - 1, 1), x], 8, 1) AS moving_agg,
+       minhash_merge_agg(minhash(ARRAY[x], 8, 1)) OVER w = minhash(ARRAY[greatest(x - 1, 1), x], 8, 1) AS moving_merge
+FROM generate_series(1, 4) x WINDOW w AS (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) ORDER BY x;
 
 -- Parallel aggregation: workers build partial signatures, the leader
 -- combines them (serialized as bytea); the result equals the serial one.

@@ -95,6 +95,37 @@ COPY (SELECT 1, s FROM sigs WHERE id = 1) TO :'binfile' WITH (FORMAT binary);
 CREATE TEMP TABLE sigs_k2 (id int, s minhash(2));
 COPY sigs_k2 FROM PROGRAM :'readcmd' WITH (FORMAT binary);
 \echo :LAST_ERROR_SQLSTATE
+-- recv rejects malformed binary data: the bytes of a bytea column written
+-- with COPY (FORMAT binary) are read back as a minhash field
+CREATE TEMP TABLE raw_sigs (id int, bytes bytea);
+INSERT INTO raw_sigs VALUES
+    (1, '\x010000010000000000000001000000ff'),      -- valid: 1:[255]
+    (2, '\x020000010000000000000001000000ff'),      -- version 2
+    (3, '\x010100010000000000000001000000ff'),      -- flags set
+    (4, '\x01000000000000000000000100'),            -- num_perm 0
+    (5, '\x01000401000000000000000100'),            -- num_perm 1025
+    (6, '\x010000020000000000000001000000ff'),      -- 2 values announced, 1 sent
+    (7, '\x010000010000000000000001000000ff00');    -- trailing byte
+CREATE TEMP TABLE sigs_raw_back (id int, s minhash);
+DO $$
+DECLARE
+    r record;
+    f text := '/tmp/minhash_regress_raw_' || pg_backend_pid() || '.bin';
+BEGIN
+    FOR r IN SELECT id FROM raw_sigs ORDER BY id LOOP
+        EXECUTE format('COPY (SELECT id, bytes FROM raw_sigs WHERE id = %s) TO %L WITH (FORMAT binary)', r.id, f);
+        BEGIN
+            EXECUTE format('COPY sigs_raw_back FROM %L WITH (FORMAT binary)', f);
+            RAISE NOTICE 'row %: accepted', r.id;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'row %: % %', r.id, SQLSTATE, SQLERRM;
+        END;
+    END LOOP;
+    EXECUTE format('COPY (SELECT 1 WHERE false) TO PROGRAM %L', 'rm -f ' || f);
+END
+$$;
+SELECT * FROM sigs_raw_back;
+
 -- text COPY uses minhash_in with the column's typmod
 COPY sigs_k2 FROM stdin;
 1	1:[10,20]
@@ -121,9 +152,10 @@ SELECT minhash_from_array('{{1,2},{3,4}}');
 SELECT minhash_from_array(array_fill(1::bigint, ARRAY[1025]));
 \echo :LAST_ERROR_SQLSTATE
 
--- minhash(x) with one argument is also the cast syntax: a bare literal is
--- parsed as a signature; a document needs a typed value (or more arguments)
-SELECT minhash('1:[5,6]');
-SELECT minhash('a short document');
-\echo :LAST_ERROR_SQLSTATE
-SELECT minhash('a short document'::text) = minhash('a short document', 'word') AS typed_is_document;
+-- minhash(x) with one argument would also be the cast syntax; minhash(unknown)
+-- makes a bare literal a document, as in WHERE minhash(body) % minhash('query')
+SELECT minhash('a short document') = minhash('a short document'::text) AS literal_is_document,
+       minhash('a short document'::text) = minhash('a short document', 'word') AS typed_is_document;
+SELECT minhash_num_perm(minhash('1:[5,6]')) AS literal_is_a_document,
+       minhash_num_perm('1:[5,6]'::minhash) AS cast_is_a_signature;
+SELECT minhash(NULL) IS NULL AS null_literal;

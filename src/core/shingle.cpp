@@ -125,7 +125,7 @@ struct RecordingSink {
 
 NormalizedText normalize(std::string_view doc, ShingleUnit unit) {
     // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 8) / 2)
+    if (doc.size() > (UINT32_MAX - 64) / 2)
         throw std::length_error("document too large to shingle");
     NormalizedText norm;
     norm.text.resize(detail::normalized_capacity(doc.size()));

@@ -1,16 +1,18 @@
 // The AVX2 signature kernel, selected at run time (signature.cpp) on CPUs
 // that have AVX2; bit-identical to signature_update_portable (tested).
 //
-// Each 64-bit lane holds one function i with a_i, b_i. For a key x
-// broadcast to every 32-bit lane:
-//   vpmuludq(a, x)      = lo(a)·x                    (64-bit, exact)
-//   + b                 (vpaddq)                      → t, 64-bit
-//   vpmulld(a, x)       high 32-bit half of the lane = lo32(hi(a)·x)
-//   t + that (vpaddd)   high half = (lo(a)·x + b + (hi(a)·x << 32)) >> 32 mod 2^32
-// which is h_i(x) in the high half of the lane; the low half is junk that
-// vpminud (per 32-bit lane) keeps separate. So five instructions evaluate and
-// accumulate four functions for one key; a pass takes a block of keys, and
-// sig is read and written once per block.
+// h_i(x) = ((a·x + b) mod 2^64) >> 32 splits into 32-bit pieces:
+//   h_i(x) = hi32(lo(a)·x + b) + lo32(hi(a)·x)   (mod 2^32)
+// because adding c·2^32 to a 64-bit value adds c to its high half. For eight
+// functions and one key x broadcast to every lane:
+//   vpmuludq ×2  lo(a)·x for 4 + 4 functions, exact 64-bit products
+//   vpaddq ×2    + b, still exact mod 2^64
+//   vpsrlq+vpblendd  the eight high halves into one vector of 32-bit lanes
+//   vpmulld      hi(a)·x mod 2^32 for all eight at once
+//   vpaddd, vpminud  h_i(x), folded into the running minimum
+// Nine instructions (three multiplies) per key and eight functions, all in
+// registers: a pass over the signature takes a block of up to 16 keys, so
+// a_i, b_i and sig[i] are loaded, and sig[i] stored, once per block.
 #include <algorithm>
 
 #include "core/signature_impl.h"
@@ -28,55 +30,76 @@ bool cpu_has_avx2() noexcept {
 
 namespace {
 
-constexpr size_t kBlock = 8;
-
-// Functions [i, i+8) over the keys x[0..kBlock).
+// Functions [i, i+8) over the keys x[0..NB). Lanes hold the functions
+// in the order L = (i, i+4, i+1, i+5, i+2, i+6, i+3, i+7), which is what
+// interleaving the high halves of two 4×64-bit vectors gives; one permute
+// per block restores the natural order.
+template <size_t NB>
 __attribute__((target("avx2"))) inline void update8(const uint64_t *a, const uint64_t *b,
                                                     const uint32_t *x, uint32_t *sig) {
     const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a));
     const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + 4));
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 4));
-    __m256i m0 = _mm256_set1_epi32(-1);
-    __m256i m1 = m0;
-    for (size_t j = 0; j < kBlock; ++j) {
+    const __m256i a_hi = _mm256_blend_epi32(_mm256_srli_epi64(a0, 32), a1, 0xAA);  // hi(a), order L
+    __m256i m = _mm256_set1_epi32(-1);
+    for (size_t j = 0; j < NB; ++j) {
         const __m256i xv = _mm256_set1_epi32(static_cast<int>(x[j]));
-        const __m256i t0 = _mm256_add_epi32(_mm256_add_epi64(_mm256_mul_epu32(a0, xv), b0),
-                                            _mm256_mullo_epi32(a0, xv));
-        const __m256i t1 = _mm256_add_epi32(_mm256_add_epi64(_mm256_mul_epu32(a1, xv), b1),
-                                            _mm256_mullo_epi32(a1, xv));
-        m0 = _mm256_min_epu32(m0, t0);
-        m1 = _mm256_min_epu32(m1, t1);
+        // lo(a)·x + b, exact in 64 bits; its high halves in order L ...
+        const __m256i p0 = _mm256_add_epi64(_mm256_mul_epu32(a0, xv), b0);
+        const __m256i p1 = _mm256_add_epi64(_mm256_mul_epu32(a1, xv), b1);
+        const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(p0, 32), p1, 0xAA);
+        // ... plus hi(a)·x mod 2^32 is h_i(x).
+        m = _mm256_min_epu32(m, _mm256_add_epi32(hi, _mm256_mullo_epi32(a_hi, xv)));
     }
-    // High halves of m0 (functions i..i+3) and m1 (i+4..i+7) into 8 lanes.
-    const __m256i mixed = _mm256_blend_epi32(_mm256_srli_epi64(m0, 32), m1, 0xAA);
-    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    const __m256i h = _mm256_permutevar8x32_epi32(mixed, order);
+    const __m256i natural = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i h = _mm256_permutevar8x32_epi32(m, natural);
     __m256i *s = reinterpret_cast<__m256i *>(sig);
     _mm256_storeu_si256(s, _mm256_min_epu32(_mm256_loadu_si256(s), h));
 }
 
 }  // namespace
 
+// One pass over the signature for NB keys (a short last block is padded
+// with copies of its first key, which cannot change a minimum).
+template <size_t NB>
+__attribute__((target("avx2"))) void update_block(const PermutationFamily &family, int k,
+                                                  const uint64_t *hashes, size_t m, uint32_t *sig) {
+    uint32_t x[NB];
+    for (size_t j = 0; j < NB; ++j)
+        x[j] = fold_hash(hashes[j < m ? j : 0]);
+    const int k8 = k & ~7;
+    for (int i = 0; i < k8; i += 8)
+        update8<NB>(family.a + i, family.b + i, x, sig + i);
+    for (int i = k8; i < k; ++i) {
+        uint32_t v = sig[i];
+        for (size_t j = 0; j < NB; ++j)
+            v = std::min(v, permute(family.a[i], family.b[i], x[j]));
+        sig[i] = v;
+    }
+}
+
 __attribute__((target("avx2"))) void signature_update_avx2(const PermutationFamily &family,
                                                            const uint64_t *hashes, size_t n,
                                                            uint32_t *sig) noexcept {
     const int k = std::clamp(family.num_perm, kMinNumPerm, kMaxNumPerm);
-    const int k8 = k & ~7;
-    for (size_t done = 0; done < n; done += kBlock) {
-        uint32_t x[kBlock];
-        const size_t m = std::min(kBlock, n - done);
-        for (size_t j = 0; j < kBlock; ++j)
-            x[j] = fold_hash(hashes[done + (j < m ? j : 0)]);
-        for (int i = 0; i < k8; i += 8)
-            update8(family.a + i, family.b + i, x, sig + i);
-        for (int i = k8; i < k; ++i) {
-            uint32_t v = sig[i];
-            for (size_t j = 0; j < kBlock; ++j)
-                v = std::min(v, permute(family.a[i], family.b[i], x[j]));
-            sig[i] = v;
-        }
-    }
+    // 16 keys per pass amortise the signature's loads and stores best; small
+    // sets and the tail (an aggregate adds one element per call) use smaller
+    // blocks, so padding wastes at most as much work as is done.
+    size_t done = 0;
+    for (; n - done >= 16; done += 16)
+        update_block<16>(family, k, hashes + done, 16, sig);
+    const size_t rest = n - done;
+    if (rest > 8)
+        update_block<16>(family, k, hashes + done, rest, sig);
+    else if (rest > 4)
+        update_block<8>(family, k, hashes + done, rest, sig);
+    else if (rest > 2)
+        update_block<4>(family, k, hashes + done, rest, sig);
+    else if (rest == 2)
+        update_block<2>(family, k, hashes + done, rest, sig);
+    else if (rest == 1)
+        update_block<1>(family, k, hashes + done, rest, sig);
 }
 
 }  // namespace detail

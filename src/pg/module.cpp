@@ -17,10 +17,7 @@ _PG_init(void)
 {
 	minhash_guc_init();
 
-	/*
-	 * Index access method setup (GUCs, reloptions) goes here, before the
-	 * prefix is reserved below.
-	 */
+	/* the lsh index access method: its GUCs and reloptions */
 	lsh_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */

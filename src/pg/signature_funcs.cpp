@@ -14,6 +14,7 @@ extern "C" {
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(minhash_text);
+PG_FUNCTION_INFO_V1(minhash_unknown);
 PG_FUNCTION_INFO_V1(minhash_array);
 }
 
@@ -61,13 +62,11 @@ signature_of_text_helper(const minhash::PermutationFamily *family, const char *d
 	}
 }
 
-extern "C" Datum
-minhash_text(PG_FUNCTION_ARGS)
+/* The signature of one document; fcinfo only provides the family cache. */
+static MinHashSig *
+sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
+			  int32 num_perm, uint64 seed)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
-	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
-	int32		num_perm = PG_GETARG_INT32(3);
-	uint64		seed = seed_arg(fcinfo, 4);
 	SignatureCache *cache = signature_cache(fcinfo);
 	const minhash::PermutationFamily *family;
 	size_t		len;
@@ -96,7 +95,34 @@ minhash_text(PG_FUNCTION_ARGS)
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}
-	PG_RETURN_MINHASH_P(sig);
+	return sig;
+}
+
+extern "C" Datum
+minhash_text(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
+
+	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(3),
+									  seed_arg(fcinfo, 4)));
+}
+
+/*
+ * minhash('a literal'): with one untyped argument the parser would read the
+ * call as the cast 'a literal'::minhash unless a function takes `unknown`
+ * exactly. The literal arrives as a C string; sign it with every default.
+ */
+extern "C" Datum
+minhash_unknown(PG_FUNCTION_ARGS)
+{
+	text	   *doc = cstring_to_text(PG_GETARG_CSTRING(0));
+	minhash::ShingleSpec spec;
+
+	spec.unit = minhash::ShingleUnit::Word;
+	spec.k = minhash::default_shingle_size(spec.unit);
+	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, minhash::kDefaultNumPerm,
+									  minhash::kDefaultSeed));
 }
 
 /* Element hashes are folded into the signature this many at a time. */

@@ -52,3 +52,5 @@ COMMENT ON FUNCTION minhash_typmod_in(cstring[]) IS 'type modifier input: minhas
 COMMENT ON FUNCTION minhash_typmod_out(integer) IS 'type modifier output: minhash(num_perm)';
 COMMENT ON FUNCTION minhash_enforce_typmod(minhash, integer, boolean) IS
     'cast to minhash(k): error if num_perm differs, except that an explicit cast shortens';
+COMMENT ON CAST (minhash AS minhash) IS
+    'enforces the typmod minhash(k): assignment requires num_perm k, an explicit cast may shorten';

@@ -5,25 +5,34 @@
 
 CREATE FUNCTION minhash_shingles(doc text, k integer DEFAULT 0, unit text DEFAULT 'word')
     RETURNS text[]
-    AS 'MODULE_PATHNAME', 'minhash_shingles' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_shingles' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, text) IS
     'distinct shingles of a document, in order of first appearance (unit word, char or char_nospace; k = 0: 5 words or 9 characters)';
 
 CREATE FUNCTION minhash(doc text, unit text DEFAULT 'word', k integer DEFAULT 0,
                         num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
-    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash(text, text, integer, integer, bigint) IS
     'MinHash signature of the shingles of a document';
 
+-- COST: shingling and hashing a document costs about a thousand operators;
+-- saying so lets the planner see that a scan re-computing minhash(body) per
+-- row is dear next to an lsh index over that expression.
+
 -- minhash(x) with one argument is also the function-style cast x::minhash,
 -- which the parser prefers unless a function matches x's type exactly: these
--- overloads keep minhash(varchar_column) a signature, not a parse error.
--- (A bare literal, minhash('...'), is still the cast: write '...'::text.)
+-- overloads keep minhash(varchar_column) and minhash('a literal') signatures,
+-- not parse errors of the minhash literal syntax.
+CREATE FUNCTION minhash(doc unknown) RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_unknown' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(unknown) IS
+    'MinHash signature of a document given as a bare literal (all defaults)';
+
 CREATE FUNCTION minhash(doc varchar, unit text DEFAULT 'word', k integer DEFAULT 0,
                         num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
-    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash(varchar, text, integer, integer, bigint) IS
     'MinHash signature of the shingles of a document';
 
@@ -31,23 +40,23 @@ COMMENT ON FUNCTION minhash(varchar, text, integer, integer, bigint) IS
 CREATE FUNCTION minhash(doc bpchar, unit text DEFAULT 'word', k integer DEFAULT 0,
                         num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
-    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash(bpchar, text, integer, integer, bigint) IS
     'MinHash signature of the shingles of a document';
 
 CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
-    AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
 COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
-    'MinHash signature of the set of non-NULL array elements, compared by text form';
+    'MinHash signature of the set of non-NULL array elements, identified by their text form (for dates, timestamps, floats it follows DateStyle, TimeZone, extra_float_digits)';
 
 CREATE FUNCTION jaccard(a minhash, b minhash) RETURNS double precision
-    AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5;
 COMMENT ON FUNCTION jaccard(minhash, minhash) IS
     'estimated Jaccard similarity: the share of equal signature values';
 
 CREATE FUNCTION jaccard(a anyarray, b anyarray) RETURNS double precision
-    AS 'MODULE_PATHNAME', 'minhash_jaccard_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_jaccard_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION jaccard(anyarray, anyarray) IS
     'exact Jaccard similarity of the sets of non-NULL array elements (two empty sets: 1)';
 
@@ -101,3 +110,5 @@ CREATE FUNCTION minhash_bands(sig minhash, bands integer, "rows" integer) RETURN
     AS 'MODULE_PATHNAME', 'minhash_bands' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_bands(minhash, integer, integer) IS
     'one 64-bit hash per LSH band of rows consecutive values';
+COMMENT ON CAST (minhash AS bigint[]) IS 'export the values of a signature';
+COMMENT ON CAST (bigint[] AS minhash) IS 'import values computed with seed 1 (minhash_from_array takes any seed)';

@@ -5,12 +5,12 @@
 
 -- STABLE, not IMMUTABLE: the result depends on minhash.similarity_threshold.
 CREATE FUNCTION minhash_similar(minhash, minhash) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'minhash_similar' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_similar' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 5;
 COMMENT ON FUNCTION minhash_similar(minhash, minhash) IS
     'estimated Jaccard similarity >= minhash.similarity_threshold';
 
 CREATE FUNCTION minhash_distance(minhash, minhash) RETURNS double precision
-    AS 'MODULE_PATHNAME', 'minhash_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'minhash_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5;
 COMMENT ON FUNCTION minhash_distance(minhash, minhash) IS
     'estimated Jaccard distance, 1 - jaccard';
 

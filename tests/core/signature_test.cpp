@@ -73,6 +73,29 @@ TEST(SignatureDeterminism, PinnedValues) {
     EXPECT_EQ(sig_of_text(fam->f, kPangram), expected);
 }
 
+// Character shingles of non-ASCII text: also pins the normalization
+// (libunistring's lowercasing and classification) and code-point windows.
+TEST(SignatureDeterminism, PinnedCharacterValues) {
+    const auto fam = family(8, 12345);
+    const std::string doc = "Ça va? Über-Größe, 1859.";
+    EXPECT_EQ(sig_of_text(fam->f, doc, {ShingleUnit::Char, 3}),
+              (std::vector<uint32_t>{115790625, 287871939, 182370957, 3386764, 152752566, 308429121,
+                                     31688410, 79210849}));
+    EXPECT_EQ(sig_of_text(fam->f, doc, {ShingleUnit::CharNoSpace, 3}),
+              (std::vector<uint32_t>{2769348, 49743029, 182370957, 3386764, 30754254, 308429121,
+                                     31688410, 79210849}));
+}
+
+// a_i, b_i are outputs 2i+1 and 2i+2 of splitmix64 seeded with the seed; the
+// expected numbers are the first outputs of the reference splitmix64.c
+// (Vigna) seeded with 1234567.
+TEST(SignatureDeterminism, ParametersComeFromSplitmix64) {
+    const auto fam = family(2, 1234567);
+    EXPECT_EQ(fam->f.a[0], 6457827717110365317ULL);
+    EXPECT_EQ(fam->f.b[0], 3203168211198807973ULL);
+    EXPECT_EQ(fam->f.a[1], 9817491932198370423ULL);
+}
+
 TEST(SignatureDeterminism, FamilyDefinition) {
     const auto fam = family(4, 42);
     // h_i(x) = ((a·x + b) mod 2^64) >> 32, checked with a 128-bit product.
@@ -113,7 +136,7 @@ TEST(SignatureKernels, AllKernelsAgreeBitForBit) {
     std::mt19937_64 rng(12345);
     for (int k : {1, 2, 7, 8, 9, 15, 16, 17, 100, 128, 1000, 1024}) {
         const auto fam = family(k, rng());
-        for (size_t n : {0, 1, 3, 7, 8, 9, 16, 31, 200}) {
+        for (size_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 18, 20, 31, 200}) {
             std::vector<uint64_t> h(n);
             for (auto &v : h)
                 v = rng();
@@ -264,6 +287,28 @@ TEST(Estimator, UnbiasedWithinFourStandardErrors) {
             EXPECT_NEAR(mean, J, 4 * se / std::sqrt(double(kPairs))) << "k=" << k << " J=" << J;
             EXPECT_NEAR(rms / se, 1.0, 0.2) << "k=" << k << " J=" << J;
         }
+    }
+}
+
+// End to end on text: two versions of a paragraph, one edited; the estimate
+// over word 3-shingles lies within 4 standard errors of the exact Jaccard of
+// their distinct shingles.
+TEST(Estimator, TextPairNearExactJaccard) {
+    std::string a, b;
+    std::mt19937 rng(77);
+    for (int i = 0; i < 600; ++i) {
+        const std::string w = "w" + std::to_string(rng() % 5000);
+        a += w + ' ';
+        b += (i % 9 == 0 ? "edit" + std::to_string(i) : w) + ' ';
+    }
+    const ShingleSpec spec{ShingleUnit::Word, 3};
+    const double exact = jaccard_exact(distinct_shingles(a, spec), distinct_shingles(b, spec));
+    for (int k : {128, 256}) {
+        const auto fam = family(k, 5);
+        const auto sa = sig_of_text(fam->f, a, spec);
+        const auto sb = sig_of_text(fam->f, b, spec);
+        const double se = std::sqrt(exact * (1 - exact) / k);
+        EXPECT_NEAR(jaccard_estimate(sa.data(), sb.data(), k), exact, 4 * se) << "k=" << k;
     }
 }
 

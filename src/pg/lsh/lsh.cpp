@@ -4,6 +4,7 @@
 #include "pg/lsh/lsh.h"
 
 #include <cfloat>
+#include <cmath>
 
 extern "C" {
 #include "access/amapi.h"
@@ -86,6 +87,9 @@ lshoptions(Datum reloptions, bool validate)
 										   sizeof(LshOptions), tab, lengthof(tab));
 	if (!validate || opts == NULL)
 		return (bytea *) opts;
+
+	if (std::isnan(opts->threshold) || std::isnan(opts->fp_weight) || std::isnan(opts->fn_weight))
+		option_error("lsh options \"threshold\", \"fp_weight\" and \"fn_weight\" cannot be NaN", NULL);
 
 	bool		has_threshold = opts->threshold >= 0;
 	bool		has_bands = opts->bands > 0;

@@ -5,8 +5,8 @@
  * candidates when they agree on every value of at least one band, which
  * happens with probability 1 - (1 - s^r)^b for Jaccard similarity s. The
  * index keeps, per row, the signature itself (to verify candidates without a
- * heap visit) and one 8-byte entry per band, keyed by a 32-bit hash of the
- * band. See docs/lsh.md for the user-facing side.
+ * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit hash of
+ * the band. See docs/lsh.md for the user-facing side.
  *
  * On-disk layout (version 1). Every page has the standard page header and a
  * 24-byte special space (LshPageOpaqueData) whose page_id marks lsh pages and
@@ -15,8 +15,10 @@
  *  block 0: metapage (LshMetaPageData after the page header): magic, version,
  *      k, seed, bands, rows, slots per data page, the tree's root, height and
  *      leftmost leaf, the head of the free-slot list, the number of allocated
- *      slots, a structure-change counter. k = 0 until the first signature is
- *      seen (an index built on an empty table without typmod).
+ *      slots, a structure-change counter, key-multiplicity statistics of the
+ *      last build (for the cost estimate) and the options as given. k = 0
+ *      until the first signature is seen (an index built on an empty table
+ *      without typmod).
  *
  *  data pages: the signature store. An array of fixed-size slots right after
  *      the page header; no line pointers. A slot is
@@ -41,8 +43,9 @@
  *      average, which misses the 1.5x-of-signatures size target), and every
  *      structural change (one split) is a single WAL record of at most four
  *      pages, so a crash never leaves a half-done split to clean up.
- *      Leaves hold entries unsorted (an insert appends 8 bytes, so its WAL
- *      delta is tiny) between pd_lower and the page header; internal pages
+ *      Leaves hold entries unsorted from the page header up to pd_lower (an
+ *      insert appends, so its WAL delta is tiny), 8 bytes each, or 7 when the
+ *      leaf's key range fits 24 bits (see "Leaves" below); internal pages
  *      hold sorted {uint32 key; BlockNumber child} where key is the child's
  *      low key (entry 0's key equals the page's low key). Every tree page
  *      stores its low key, high key (if it has a right sibling) and right
@@ -67,6 +70,8 @@
  * removes as it removes any dead row. VACUUM removes a dead row's band
  * entries before freeing its slot, so an entry always names an allocated
  * slot (LIVE or DEAD); scans skip DEAD slots.
+ * Each backend keeps a copy of the internal levels (lsh_find_leaf), valid
+ * while the metapage's split counter, root and height are unchanged.
  */
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
@@ -95,6 +100,7 @@ extern "C" {
 #define LSH_PAGE_TYPE_MASK	0x000F
 #define LSH_HAS_HIGH		0x0010	/* tree page: high key is valid (not rightmost) */
 #define LSH_IN_FREELIST		0x0020	/* data page: on the free-slot list */
+#define LSH_NARROW			0x0040	/* leaf: 7-byte entries (see lsh_leaf_*) */
 
 /* slot states */
 #define LSH_SLOT_FREE		0
@@ -154,6 +160,14 @@ typedef struct LshMetaPageData
 	uint16		reserved;
 	uint64		nslots;			/* allocated slots (LIVE + DEAD) */
 	uint64		nsplits;		/* structural changes of the tree since build */
+	/*
+	 * Key multiplicity at the last build, for the cost estimate: entries and
+	 * the sum over distinct band keys of (entries with that key)^2. Their
+	 * ratio is the mean number of entries sharing the key of a random entry,
+	 * i.e. what a probe with a stored row's band finds. 0: no build data.
+	 */
+	uint64		build_entries;
+	uint64		build_sumsq;
 	/* options as given, kept so the first insert into an empty index can apply them */
 	float8		opt_threshold;	/* -1 if not given */
 	float8		opt_fp_weight;
@@ -199,11 +213,100 @@ typedef struct LshOptions
 #define LSH_CONTENT_SIZE	(BLCKSZ - LSH_CONTENT_START - MAXALIGN(sizeof(LshPageOpaqueData)))
 #define LSH_TREE_CAPACITY	((int) (LSH_CONTENT_SIZE / sizeof(LshEntry)))
 
+/* internal pages: sorted LshEntry {low key of child, child block} */
 #define LshTreeEntries(page) ((LshEntry *) ((char *) (page) + LSH_CONTENT_START))
 #define LshTreeCount(page) \
 	((int) ((((PageHeader) (page))->pd_lower - LSH_CONTENT_START) / sizeof(LshEntry)))
 #define LshTreeSetCount(page, n) \
 	(((PageHeader) (page))->pd_lower = LSH_CONTENT_START + (n) * sizeof(LshEntry))
+
+/*
+ * Leaves: entries {key, row id}, unsorted, in one of two formats.
+ *  - wide: LshEntry, 8 bytes;
+ *  - narrow (LSH_NARROW): 7 bytes, the key stored as key - low in 3 bytes
+ *    (little-endian) then the 4-byte row id; possible when the leaf's key range
+ *    high - low (high = 2^32 - 1 for the rightmost leaf) fits 24 bits, which
+ *    holds for every leaf once an index has a few hundred leaves. It saves an
+ *    eighth of the band entries' space.
+ * A leaf's format is chosen when it is written whole (build, split, VACUUM),
+ * narrow whenever its range allows; an append keeps the format (the range of
+ * a leaf only shrinks). Use these accessors, not the bytes.
+ */
+#define LSH_WIDE_ENTRY_SIZE		8
+#define LSH_NARROW_ENTRY_SIZE	7
+#define LSH_NARROW_RANGE		((uint32) 0xFFFFFF)
+
+static inline int
+lsh_leaf_entry_size(Page page)
+{
+	return (LshPageGetOpaque(page)->flags & LSH_NARROW) ? LSH_NARROW_ENTRY_SIZE : LSH_WIDE_ENTRY_SIZE;
+}
+
+static inline int
+lsh_leaf_count(Page page)
+{
+	return (int) ((((PageHeader) page)->pd_lower - LSH_CONTENT_START) / lsh_leaf_entry_size(page));
+}
+
+static inline int
+lsh_leaf_capacity(Page page)
+{
+	return (int) (LSH_CONTENT_SIZE / lsh_leaf_entry_size(page));
+}
+
+static inline uint32
+lsh_leaf_key(Page page, int i)
+{
+	const uint8 *p;
+
+	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
+		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].key;
+	p = (const uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
+	return LshPageGetOpaque(page)->low + (p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16));
+}
+
+static inline uint32
+lsh_leaf_rowid(Page page, int i)
+{
+	uint32		rowid;
+
+	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
+		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].value;
+	memcpy(&rowid, (char *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE + 3,
+		   sizeof(uint32));
+	return rowid;
+}
+
+/* Store entry i (no bounds or range check: the caller knows low <= key <= high). */
+static inline void
+lsh_leaf_put(Page page, int i, uint32 key, uint32 rowid)
+{
+	uint8	   *p;
+	uint32		off;
+
+	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
+	{
+		LshEntry   *e = (LshEntry *) ((char *) page + LSH_CONTENT_START) + i;
+
+		e->key = key;
+		e->value = rowid;
+		return;
+	}
+	p = (uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
+	off = key - LshPageGetOpaque(page)->low;
+	p[0] = (uint8) off;
+	p[1] = (uint8) (off >> 8);
+	p[2] = (uint8) (off >> 16);
+	memcpy(p + 3, &rowid, sizeof(uint32));
+}
+
+/* Append an entry; the caller has checked lsh_leaf_count < lsh_leaf_capacity. */
+static inline void
+lsh_leaf_append(Page page, uint32 key, uint32 rowid)
+{
+	lsh_leaf_put(page, lsh_leaf_count(page), key, rowid);
+	((PageHeader) page)->pd_lower += lsh_leaf_entry_size(page);
+}
 
 #define LSH_SLOT_SIZE(k)	(sizeof(LshSlotHeader) + sizeof(uint32) * (k))
 #define LshDataSlot(page, i, k) \
@@ -241,9 +344,12 @@ void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
 int			lsh_entry_cmp(const void *a, const void *b);
+bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
+int			lsh_leaf_decode(Page page, LshEntry *out);
 int			lsh_uint32_cmp(const void *a, const void *b);
 
 /* lsh_build.cpp */

@@ -160,53 +160,115 @@ lsh_level_add(LshLevel *lv, uint32 low, BlockNumber blkno)
 }
 
 /*
- * Fill leaves from the sorted stream. A leaf is closed when it reaches the
- * fill target, even inside a run of equal keys: runs may span leaves.
+ * Fill leaves from the sorted stream, to LSH_BUILD_FILL of the capacity of
+ * the format each leaf can use: narrow when its key range (up to the next
+ * leaf's first key) fits 24 bits, else wide. A leaf is closed at its fill
+ * target even inside a run of equal keys: runs may span leaves.
  */
+typedef struct LshLeafBuilder
+{
+	LshBuildState *st;
+	LshLevel   *leaves;
+	LshEntry   *pending;		/* entries not yet written, sorted */
+	int			npending;
+	uint32		low;			/* low key of the leaf being filled */
+	BlockNumber blkno;			/* its block */
+	PGAlignedBlock page;
+} LshLeafBuilder;
+
+static const int lsh_wide_target = Max(2, (int) (LSH_CONTENT_SIZE / LSH_WIDE_ENTRY_SIZE * LSH_BUILD_FILL));
+static const int lsh_narrow_target = Max(2, (int) (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE * LSH_BUILD_FILL));
+
+/* Write the first n pending entries as a leaf; last: it is the rightmost one. */
+static void
+lsh_emit_leaf(LshLeafBuilder *lb, int n, bool last)
+{
+	Page		page = (Page) lb->page.data;
+	LshPageOpaque opaque;
+
+	lsh_init_page(page, LSH_PAGE_LEAF, 0);
+	opaque = LshPageGetOpaque(page);
+	opaque->low = lb->low;
+	if (!last)
+	{
+		opaque->high = lb->pending[n].key;
+		opaque->flags |= LSH_HAS_HIGH;
+		opaque->next = lb->blkno + 1;	/* the next page written is the next leaf */
+	}
+	if (!lsh_leaf_write(page, lb->pending, n))
+		elog(ERROR, "lsh build: %d entries do not fit a leaf", n);
+	lsh_build_write(lb->st, page, lb->blkno);
+	CHECK_FOR_INTERRUPTS();
+
+	lb->npending -= n;
+	memmove(lb->pending, lb->pending + n, sizeof(LshEntry) * lb->npending);
+	if (!last)
+	{
+		lb->low = opaque->high;
+		lb->blkno = lb->st->next_blkno++;
+		lsh_level_add(lb->leaves, lb->low, lb->blkno);
+	}
+}
+
+/* How many pending entries the next leaf takes (not the last leaf). */
+static int
+lsh_leaf_cut(LshLeafBuilder *lb)
+{
+	/* narrow if the range up to the entry after the narrow target fits */
+	if (lb->pending[lsh_narrow_target].key - lb->low <= LSH_NARROW_RANGE)
+		return lsh_narrow_target;
+	return lsh_wide_target;
+}
+
 static void
 lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 {
-	PGAlignedBlock buf;
-	Page		page = (Page) buf.data;
-	int			target = Max(2, (int) (LSH_TREE_CAPACITY * LSH_BUILD_FILL));
-	BlockNumber blkno = st->next_blkno++;
-	int			n = 0;
+	LshLeafBuilder lb;
 	int64		done = 0;
 	Datum		d;
 	bool		isnull;
+	uint32		run_key = 0;
+	uint64		run = 0;
 
-	lsh_init_page(page, LSH_PAGE_LEAF, 0);
-	lsh_level_add(leaves, 0, blkno);
+	lb.st = st;
+	lb.leaves = leaves;
+	lb.pending = (LshEntry *) palloc(sizeof(LshEntry) * (lsh_narrow_target + 1));
+	lb.npending = 0;
+	lb.low = 0;
+	lb.blkno = st->next_blkno++;
+	lsh_level_add(leaves, 0, lb.blkno);
+
 	while (tuplesort_getdatum(st->sort, true, &d, &isnull, NULL))
 	{
 		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
 		uint32		key = (uint32) (k >> 32);
 
-		if (n == target)
+		/* runs of equal keys, for the cost estimate's statistics */
+		if (done > 0 && key != run_key)
 		{
-			LshPageOpaque opaque = LshPageGetOpaque(page);
-
-			LshTreeSetCount(page, n);
-			opaque->high = key;
-			opaque->flags |= LSH_HAS_HIGH;
-			opaque->next = blkno + 1;	/* the next page written is the next leaf */
-			lsh_build_write(st, page, blkno);
-			CHECK_FOR_INTERRUPTS();
-
-			blkno = st->next_blkno++;
-			lsh_init_page(page, LSH_PAGE_LEAF, 0);
-			LshPageGetOpaque(page)->low = key;
-			lsh_level_add(leaves, key, blkno);
-			n = 0;
+			st->meta.build_sumsq += run * run;
+			run = 0;
 		}
-		LshTreeEntries(page)[n].key = key;
-		LshTreeEntries(page)[n].value = (uint32) k;
-		n++;
+		run_key = key;
+		run++;
+
+		lb.pending[lb.npending].key = key;
+		lb.pending[lb.npending].value = (uint32) k;
+		lb.npending++;
+		/* one entry past the narrow target: the next leaf can be decided */
+		if (lb.npending == lsh_narrow_target + 1)
+			lsh_emit_leaf(&lb, lsh_leaf_cut(&lb), false);
 		if (++done % 65536 == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 	}
-	LshTreeSetCount(page, n);
-	lsh_build_write(st, page, blkno);
+	st->meta.build_sumsq += run * run;
+	st->meta.build_entries = done;
+
+	/* the rest: the rightmost leaf, after wide ones if it cannot be narrow */
+	while (PG_UINT32_MAX - lb.low > LSH_NARROW_RANGE && lb.npending > lsh_wide_target)
+		lsh_emit_leaf(&lb, lsh_wide_target, false);
+	lsh_emit_leaf(&lb, lb.npending, true);
+	pfree(lb.pending);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 }
 
@@ -268,6 +330,12 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	/* an approximate index would let conflicting rows through */
+	if (indexInfo->ii_ExclusionOps != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh indexes cannot enforce exclusion constraints"),
+				 errdetail("An lsh index finds similar rows with high probability, not with certainty.")));
 
 	st = (LshBuildState *) palloc0(sizeof(LshBuildState));
 	st->index = index;

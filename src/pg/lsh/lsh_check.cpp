@@ -4,7 +4,10 @@
  *
  * The check holds ShareLock on the index, which waits for and then blocks
  * writers (inserts and VACUUM hold RowExclusiveLock) but not readers, so it
- * sees a quiescent index. It verifies:
+ * sees a quiescent index. A hot standby cannot take ShareLock; its only
+ * writer is WAL replay, which takes no relation locks, so there the check
+ * takes AccessShareLock and sees a quiescent index while replay is idle. It
+ * verifies:
  *  - the metapage: magic, version, parameters, block references;
  *  - every page: an lsh page of a known type, sane header and counts;
  *  - data pages: slot states and counts, the free-slot list (a page is on it
@@ -12,11 +15,15 @@
  *  - the tree, level by level: the right-link chain of each level is exactly
  *    the children of the level above, in order; low and high keys agree with
  *    the separators; internal entries are sorted; every leaf entry lies in
- *    its leaf's key range, names an allocated slot, and its key is one of
- *    that slot's band keys; no tree page is unreachable;
- *  - every LIVE row whose heap tuple is visible has exactly one entry per
- *    band (a row of an aborted or crashed transaction may have fewer until
- *    VACUUM removes it; that is not a problem).
+ *    its leaf's key range and names an allocated slot; no tree page is
+ *    unreachable;
+ *  - the entries are exactly the band keys of the rows: the leaves' entries
+ *    are sorted by row id (tuplesort, within maintenance_work_mem) and
+ *    merged with each slot's band keys, recomputed in a second pass over the
+ *    data pages. An entry that is not a band key of its row, or is repeated,
+ *    is a problem; so is a LIVE row lacking entries whose heap tuple is
+ *    visible (a row of an aborted or crashed transaction may lack some until
+ *    VACUUM removes it).
  */
 #include "pg/lsh/lsh.h"
 
@@ -24,7 +31,10 @@ extern "C" {
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
@@ -35,6 +45,7 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(minhash_lsh_check);
@@ -65,9 +76,10 @@ typedef struct LshChecker
 	bool	   *visited;		/* per block: reached by the tree or free-list walk */
 	uint64		nrowids;		/* nblocks * slots per page */
 	uint8	   *slotstate;		/* per row id */
-	uint16	   *nentries;		/* per row id: band entries found */
-	uint32	   *keycache;		/* per row id: its band keys, if memory allows */
+	uint16	   *missing;		/* per row id: band entries not found */
 	uint32	   *keys;			/* scratch: one row's band keys */
+	/* the leaves' entries as (row id, key) sort keys */
+	Tuplesortstate *actual;
 } LshChecker;
 
 static void
@@ -89,6 +101,17 @@ problem(LshChecker *c, const char *fmt,...)
 	va_end(ap);
 	value = CStringGetTextDatum(buf);
 	tuplestore_putvalues(c->rsinfo->setResult, c->rsinfo->setDesc, &value, &isnull);
+}
+
+/* sort keys are int8 datums: flip the sign bit so signed order is unsigned order */
+#define PAIR_FLIP (UINT64CONST(1) << 63)
+
+static void
+put_pair(Tuplesortstate *sort, uint32 key, uint32 rowid)
+{
+	uint64		v = ((uint64) rowid << 32) | key;
+
+	tuplesort_putdatum(sort, Int64GetDatum((int64) (v ^ PAIR_FLIP)), false);
 }
 
 static Relation
@@ -204,9 +227,17 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 			int			lower = ((PageHeader) page)->pd_lower;
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
-			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % sizeof(LshEntry) != 0 ||
-				LshTreeCount(page) > LSH_TREE_CAPACITY)
+			int			esize = LshPageType(page) == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page)
+				: (int) sizeof(LshEntry);
+
+			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % esize != 0 ||
+				(lower - (int) LSH_CONTENT_START) / esize > (int) (LSH_CONTENT_SIZE / esize))
 				problem(c, "block %u: tree page with invalid pd_lower %d", blkno, lower);
+			if ((opaque->flags & LSH_NARROW) &&
+				(LshPageType(page) != LSH_PAGE_LEAF ||
+				 ((opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX) - opaque->low > LSH_NARROW_RANGE))
+				problem(c, "block %u: narrow entries, but the key range [%u, %u] needs more than 24 bits",
+						blkno, opaque->low, opaque->high);
 		}
 		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
@@ -237,9 +268,6 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 					if (!ItemPointerIsValid(&slot->tid))
 						problem(c, "block %u slot %d: invalid heap TID", blkno, s);
 					c->slotstate[id] = (uint8) slot->state;
-					if (c->keycache)
-						lsh_band_keys(&c->params, LshSlotValues(slot),
-									  c->keycache + id * c->params.bands);
 				}
 				if (used != opaque->count)
 					problem(c, "block %u: %d slots in use, but the page header says %d",
@@ -298,39 +326,112 @@ check_free_list(LshChecker *c, BlockNumber nfreelisted)
 		problem(c, "free list: %u pages on the list, %u pages marked as on it", n, nfreelisted);
 }
 
-/* the band keys of an allocated slot, from the cache or from its page */
-static const uint32 *
-slot_keys(LshChecker *c, uint32 rowid)
+static bool
+get_pair(Tuplesortstate *sort, uint64 *v)
 {
-	Buffer		buf;
-	Page		page;
+	Datum		d;
+	bool		isnull;
 
-	if (c->keycache)
-		return c->keycache + (uint64) rowid * c->params.bands;
-	buf = ReadBuffer(c->index, lsh_rowid_block(&c->params, rowid));
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	lsh_band_keys(&c->params,
-				  LshSlotValues(LshDataSlot(page, lsh_rowid_slot(&c->params, rowid),
-											c->params.num_perm)),
-				  c->keys);
-	UnlockReleaseBuffer(buf);
-	return c->keys;
+	if (!tuplesort_getdatum(sort, true, &d, &isnull, NULL))
+		return false;
+	*v = ((uint64) DatumGetInt64(d)) ^ PAIR_FLIP;
+	return true;
+}
+
+/*
+ * Compare the leaves' entries, sorted by (row id, key), with the band keys of
+ * each allocated slot, taken in row id order from a second pass over the data
+ * pages: every entry must be a band key of its row (and not repeated); a LIVE
+ * row lacking entries is remembered for the visibility test in check_rows. A
+ * DEAD row may lack entries (VACUUM removes them before freeing the slot).
+ * Every entry in the sort names an allocated slot (check_leaf_entries).
+ */
+static void
+check_pairs(LshChecker *c)
+{
+	int			spp = c->params.slots_per_page;
+	int			nb = c->params.bands;
+	uint32	   *found = (uint32 *) palloc(sizeof(uint32) * (nb + 1));
+	int			capfound = nb + 1;
+	uint64		a = 0;
+	bool		have_a;
+
+	tuplesort_performsort(c->actual);
+	have_a = get_pair(c->actual, &a);
+	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < c->nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (c->ptype[blkno] != PT_DATA)
+			continue;
+		buf = ReadBuffer(c->index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		for (int s = 0; s < spp; s++)
+		{
+			uint32		rowid = (uint32) ((uint64) blkno * spp + s);
+			int			nfound = 0;
+			int			i = 0,
+						j = 0;
+
+			if (c->slotstate[rowid] == LSH_SLOT_FREE)
+				continue;
+			lsh_band_keys(&c->params, LshSlotValues(LshDataSlot(page, s, c->params.num_perm)), c->keys);
+			qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
+			while (have_a && (uint32) (a >> 32) == rowid)
+			{
+				if (nfound == capfound)
+				{
+					capfound *= 2;
+					found = (uint32 *) repalloc(found, sizeof(uint32) * capfound);
+				}
+				found[nfound++] = (uint32) a;
+				have_a = get_pair(c->actual, &a);
+			}
+			/* both sorted: a merge finds the extra and the missing keys */
+			while (i < nb || j < nfound)
+			{
+				if (j >= nfound || (i < nb && c->keys[i] < found[j]))
+				{
+					if (c->slotstate[rowid] == LSH_SLOT_LIVE)
+						c->missing[rowid]++;
+					i++;
+				}
+				else if (i >= nb || found[j] < c->keys[i])
+				{
+					problem(c, "entry (key %u, row id %u): not a band key of the row, or repeated",
+							found[j], rowid);
+					j++;
+				}
+				else
+				{
+					i++;
+					j++;
+				}
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (have_a)
+		problem(c, "entries for row id %u and beyond, which is past the data pages",
+				(uint32) (a >> 32));
+	pfree(found);
 }
 
 static void
 check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 {
 	LshPageOpaque opaque = LshPageGetOpaque(page);
-	LshEntry   *e = LshTreeEntries(page);
-	int			n = LshTreeCount(page);
+	int			n = lsh_leaf_count(page);
 	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+	LshEntry   *e = (LshEntry *) palloc(sizeof(LshEntry) * Max(n, 1));
 
+	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
 		uint32		rowid = e[i].value;
-		const uint32 *keys;
-		bool		found = false;
 
 		if (e[i].key < opaque->low || (has_high && e[i].key > opaque->high))
 			problem(c, "leaf %u: key %u outside the leaf's range [%u, %u]",
@@ -340,14 +441,9 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 			problem(c, "leaf %u: entry for row id %u, which is not an allocated slot", blkno, rowid);
 			continue;
 		}
-		keys = slot_keys(c, rowid);
-		for (int b = 0; b < c->params.bands && !found; b++)
-			found = keys[b] == e[i].key;
-		if (!found)
-			problem(c, "leaf %u: key %u is not a band key of row id %u", blkno, e[i].key, rowid);
-		if (c->nentries[rowid] < PG_UINT16_MAX)
-			c->nentries[rowid]++;
+		put_pair(c->actual, e[i].key, rowid);
 	}
+	pfree(e);
 }
 
 /*
@@ -505,21 +601,17 @@ check_rows(LshChecker *c, uint64 nallocated)
 		Buffer		buf;
 		Page		page;
 
-		if (c->slotstate[id] != LSH_SLOT_LIVE || c->nentries[id] == c->params.bands)
+		if (c->missing[id] == 0)
 			continue;
 		buf = ReadBuffer(c->index, lsh_rowid_block(&c->params, (uint32) id));
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		tid = LshDataSlot(page, lsh_rowid_slot(&c->params, (uint32) id), c->params.num_perm)->tid;
 		UnlockReleaseBuffer(buf);
-		if (c->nentries[id] > c->params.bands)
-			problem(c, "row (%u,%u) has %d band entries, more than the %d bands",
+		if (heap_visible(c->heap, fetch, tslot, snapshot, &tid))
+			problem(c, "row (%u,%u) is visible but lacks %d of its %d band entries",
 					ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid),
-					c->nentries[id], c->params.bands);
-		else if (heap_visible(c->heap, fetch, tslot, snapshot, &tid))
-			problem(c, "row (%u,%u) is visible but has %d of %d band entries",
-					ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid),
-					c->nentries[id], c->params.bands);
+					c->missing[id], c->params.bands);
 		CHECK_FOR_INTERRUPTS();
 	}
 	UnregisterSnapshot(snapshot);
@@ -534,11 +626,12 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	LshChecker	c;
 	uint64		nallocated = 0;
 	BlockNumber nfreelisted = 0;
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	c.index = lsh_open_checked(indexoid, ShareLock, &c.heap);
+	c.index = lsh_open_checked(indexoid, lockmode, &c.heap);
 	c.nblocks = RelationGetNumberOfBlocks(c.index);
 	if (c.nblocks == 0)
 		problem(&c, "the index has no metapage");
@@ -548,16 +641,15 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		if (c.meta.num_perm > 0)
 		{
-			Size		cache = (Size) c.nblocks * c.params.slots_per_page *
-				c.params.bands * sizeof(uint32);
+			/* the pair sorts spill to disk beyond maintenance_work_mem */
+			int			sortmem = maintenance_work_mem;
 
 			c.nrowids = (uint64) c.nblocks * c.params.slots_per_page;
 			c.slotstate = (uint8 *) palloc_extended(c.nrowids, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			c.nentries = (uint16 *) palloc_extended(c.nrowids * sizeof(uint16), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			c.missing = (uint16 *) palloc_extended(c.nrowids * sizeof(uint16), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 			c.keys = (uint32 *) palloc(sizeof(uint32) * c.params.bands);
-			/* precompute band keys when they fit in maintenance_work_mem */
-			if (cache <= (Size) maintenance_work_mem * 1024)
-				c.keycache = (uint32 *) palloc_extended(Max(cache, 1), MCXT_ALLOC_HUGE);
+			c.actual = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											 sortmem, NULL, TUPLESORT_NONE);
 		}
 		check_pages(&c, &nallocated, &nfreelisted);
 		if (c.meta.num_perm > 0)
@@ -569,6 +661,8 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 				if ((c.ptype[b] == PT_LEAF || c.ptype[b] == PT_INTERNAL) && !c.visited[b])
 					problem(&c, "block %u: tree page not reachable from the root", b);
 			}
+			check_pairs(&c);
+			tuplesort_end(c.actual);
 			check_rows(&c, nallocated);
 		}
 	}
@@ -580,7 +674,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(c.rsinfo->setResult, c.rsinfo->setDesc, &value, &isnull);
 	}
-	index_close(c.index, ShareLock);
+	index_close(c.index, lockmode);
 	table_close(c.heap, AccessShareLock);
 	return (Datum) 0;
 }
@@ -602,7 +696,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	LshMetaPageData m;
 	BlockNumber nblocks;
 	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
-	int64		live = 0, dead = 0, free_slots = 0, entries = 0;
+	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
 	Datum		values[16];
 	bool		nulls[16] = {false};
 
@@ -639,7 +733,8 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 		else if (LshPageType(page) == LSH_PAGE_LEAF)
 		{
 			leaf_pages++;
-			entries += LshTreeCount(page);
+			entries += lsh_leaf_count(page);
+			entry_bytes += ((PageHeader) page)->pd_lower - LSH_CONTENT_START;
 		}
 		else if (LshPageType(page) == LSH_PAGE_INTERNAL)
 			internal_pages++;
@@ -664,7 +759,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	values[12] = Int64GetDatum(dead);
 	values[13] = Int64GetDatum(free_slots);
 	values[14] = Int64GetDatum(entries);
-	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entries / (leaf_pages * LSH_TREE_CAPACITY) : 0.0);
+	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entry_bytes / (leaf_pages * LSH_CONTENT_SIZE) : 0.0);
 	if (m.num_perm == 0)
 	{
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;

@@ -2,15 +2,14 @@
  * Cost estimate of an lsh index scan.
  *
  * All the work happens before the first row is returned, so startup cost is
- * total cost. The work is: one descent per band (internal pages are few and
- * stay cached; the leaf is a random read whose entries are compared), then
- * one random read of a data page per candidate plus the comparison of k
- * values. Candidates are the rows the % quals select (their selectivity comes
- * from the operator's estimator) plus a few that share a band by chance; an
- * ORDER BY <%> without % is assumed to find a handful. The selectivity handed
- * back is that of the quals -- 1 for ORDER BY alone, so that without a LIMIT
- * the planner prices fetching every row and prefers a sequential scan plus
- * sort, which (unlike the index) returns every row.
+ * total cost. The work is: one descent per band (internal levels are copied
+ * in backend memory; the leaf is a random read whose entries are compared),
+ * then one random read of a data page per candidate plus the comparison of k
+ * values. The number of candidates comes from the key multiplicity measured
+ * at build (see LshMetaPageData.build_sumsq). The selectivity handed back is
+ * that of the % quals, capped by the candidates -- and 1 for ORDER BY alone,
+ * so that without a LIMIT the planner prices fetching every row and prefers a
+ * sequential scan plus sort, which (unlike the index) returns every row.
  */
 #include "pg/lsh/lsh.h"
 
@@ -39,6 +38,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	int			height = 1;
 	int			num_perm = 128;
 	int			spp = lsh_slots_per_page(128);
+	double		dup = 2.0;		/* entries sharing a probed key, without build statistics */
 	double		ntuples = Max(info->tuples, 1.0);
 	double		spc_random;
 	double		spc_seq;
@@ -73,27 +73,37 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		}
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
+		if (meta->build_entries > 0)
+			dup = Max(1.0, (double) meta->build_sumsq / meta->build_entries);
 		UnlockReleaseBuffer(metabuf);
 		index_close(index, NoLock);
 	}
 
 	get_tablespace_page_costs(info->reltablespace, &spc_random, &spc_seq);
 
+	/*
+	 * Candidates: each band probe finds the entries sharing the query's key,
+	 * dup on average (measured at build: for a query like the stored rows),
+	 * one of them the query's own row if it is stored. Rows found through
+	 * several bands count once, so this bounds the distinct candidates.
+	 */
+	cand = Min(ntuples, bands * (dup - 1.0) + 1.0);
 	if (path->indexclauses != NIL)
 	{
+		/*
+		 * The index returns no more rows than its candidates, whatever the
+		 * % estimator (which has no statistics for signatures) guesses.
+		 */
 		quals = get_quals_from_indexclauses(path->indexclauses);
 		sel = clauselist_selectivity(root, quals, info->rel->relid, JOIN_INNER, NULL);
+		sel = Min(sel, cand / ntuples);
 		matches = sel * ntuples;
-		cand = Min(ntuples, matches * 1.2 + bands);
 	}
 	else
-	{
-		matches = Min(ntuples, 10.0 + bands);
-		cand = matches;
-	}
+		matches = cand;
 
-	/* descents: leaves read at random, internal levels cached */
-	cost = bands * (spc_random + (height - 1) * cpu_index_tuple_cost);
+	/* descents: leaves read at random, internal levels from the backend's copy */
+	cost = bands * (spc_random + (height - 1) * cpu_operator_cost);
 	cost += bands * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
 	/* verification */
 	data_pages = Min(cand, ceil(ntuples / spp));

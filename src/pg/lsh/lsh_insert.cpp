@@ -216,7 +216,6 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 		{
 			int			b = order[g];
 			Page		page;
-			int			n;
 
 			if (j < 0 || leaf[b] != BufferGetBlockNumber(bufs[j]))
 				j++;
@@ -226,15 +225,12 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
 								RelationGetRelationName(index), leaf[b])));
-			n = LshTreeCount(page);
-			if (n >= LSH_TREE_CAPACITY)
+			if (lsh_leaf_count(page) >= lsh_leaf_capacity(page))
 			{
 				pending[npending++] = b;
 				continue;
 			}
-			LshTreeEntries(page)[n].key = keys[b];
-			LshTreeEntries(page)[n].value = rowid;
-			LshTreeSetCount(page, n + 1);
+			lsh_leaf_append(page, keys[b], rowid);
 			nappend++;
 		}
 		if (nappend > 0)
@@ -269,31 +265,52 @@ lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buff
 	Page		spage = GenericXLogRegisterBuffer(state, sbuf, GENERIC_XLOG_FULL_IMAGE);
 	LshPageOpaque opaque = LshPageGetOpaque(page);
 	LshPageOpaque sopaque;
-	LshEntry   *e = LshTreeEntries(page);
+	bool		leaf = opaque->level == 0;
 	LshEntry   *pe = LshTreeEntries(parent);
-	int			n = LshTreeCount(page);
 	int			np = LshTreeCount(parent);
-	int			mid = n / 2;
+	LshEntry   *e;
+	int			n;
+	int			mid;
 	uint32		sep;
 	BlockNumber sblkno = BufferGetBlockNumber(sbuf);
 
-	if (opaque->level == 0)
-		qsort(e, n, sizeof(LshEntry), lsh_entry_cmp);	/* leaves are unsorted */
+	if (leaf)
+	{
+		/* leaves are unsorted and may be narrow: decode and sort a copy */
+		e = (LshEntry *) palloc(sizeof(LshEntry) * lsh_leaf_count(page));
+		n = lsh_leaf_decode(page, e);
+		qsort(e, n, sizeof(LshEntry), lsh_entry_cmp);
+	}
+	else
+	{
+		e = LshTreeEntries(page);
+		n = LshTreeCount(page);
+	}
+	mid = n / 2;
 	sep = e[mid].key;
 
 	lsh_init_page(spage, LshPageType(page), opaque->level);
 	sopaque = LshPageGetOpaque(spage);
-	memcpy(LshTreeEntries(spage), e + mid, sizeof(LshEntry) * (n - mid));
-	LshTreeSetCount(spage, n - mid);
 	sopaque->low = sep;
 	sopaque->high = opaque->high;
 	sopaque->flags |= opaque->flags & LSH_HAS_HIGH;
 	sopaque->next = opaque->next;
-
-	LshTreeSetCount(page, mid);
 	opaque->high = sep;
 	opaque->flags |= LSH_HAS_HIGH;
 	opaque->next = sblkno;
+	if (leaf)
+	{
+		/* each half takes the narrow format if its (smaller) range allows */
+		if (!lsh_leaf_write(spage, e + mid, n - mid) || !lsh_leaf_write(page, e, mid))
+			elog(ERROR, "lsh split: half a leaf does not fit a page");
+		pfree(e);
+	}
+	else
+	{
+		memcpy(LshTreeEntries(spage), e + mid, sizeof(LshEntry) * (n - mid));
+		LshTreeSetCount(spage, n - mid);
+		LshTreeSetCount(page, mid);
+	}
 
 	/* the separator goes right after the split page's entry in the parent */
 	memmove(pe + parent_idx + 2, pe + parent_idx + 1, sizeof(LshEntry) * (np - parent_idx - 1));
@@ -361,7 +378,8 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 					 errmsg("lsh index \"%s\" is corrupted: expected a tree page at block %u",
 							RelationGetRelationName(index), blkno)));
 
-		if (LshTreeCount(page) >= LSH_TREE_CAPACITY)
+		if (opaque->level == 0 ? lsh_leaf_count(page) >= lsh_leaf_capacity(page)
+			: LshTreeCount(page) >= LSH_TREE_CAPACITY)
 		{
 			Buffer		sbuf;
 			uint32		sep;
@@ -391,11 +409,8 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 		{
 			GenericXLogState *state = GenericXLogStart(index);
 			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
-			int			n = LshTreeCount(wpage);
 
-			LshTreeEntries(wpage)[n].key = key;
-			LshTreeEntries(wpage)[n].value = rowid;
-			LshTreeSetCount(wpage, n + 1);
+			lsh_leaf_append(wpage, key, rowid);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
 			return;

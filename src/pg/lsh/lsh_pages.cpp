@@ -79,6 +79,8 @@ lsh_new_buffer(Relation index)
 	return buf;
 }
 
+static void lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
+
 static void
 lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 {
@@ -230,18 +232,17 @@ lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
 }
 
 /*
- * Which child of an internal page to follow for key. Entry i > 0 holds the low
- * key of child i, entry 0 the page's own low key. With leftmost, the leftmost
- * child that may hold key (a run of equal keys may span children: child i-1
- * may end with the key child i starts with); else the rightmost one, which is
- * where inserts go.
+ * Which child of an internal page (its n entries e) to follow for key. Entry
+ * i > 0 holds the low key of child i, entry 0 the page's own low key. With
+ * leftmost, the leftmost child that may hold key (a run of equal keys may
+ * span children: child i-1 may end with the key child i starts with); else
+ * the rightmost one, which is where inserts go.
  */
 int
-lsh_child_index(Page page, uint32 key, bool leftmost)
+lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost)
 {
-	LshEntry   *e = LshTreeEntries(page);
 	int			lo = 1;
-	int			hi = LshTreeCount(page);
+	int			hi = n;
 
 	/* first i in [1, n) with e[i].key >= key (leftmost) or > key */
 	while (lo < hi)
@@ -256,34 +257,222 @@ lsh_child_index(Page page, uint32 key, bool leftmost)
 	return lo - 1;
 }
 
+int
+lsh_child_index(Page page, uint32 key, bool leftmost)
+{
+	return lsh_child_search(LshTreeEntries(page), LshTreeCount(page), key, leftmost);
+}
+
+/*
+ * A backend-local copy of the internal levels, kept in the index's
+ * rd_amcache. Every descent would otherwise read height - 1 shared internal
+ * pages per band (the root alone 30 times a query); internal pages change
+ * only in a split, and every split bumps the metapage's nsplits, so the copy
+ * is valid while nsplits, root and height are unchanged. Pages are numbered
+ * in breadth-first order; an entry's value is the child's page number for
+ * levels above 1 and the leaf's block at level 1.
+ */
+typedef struct LshTreeCache
+{
+	uint64		nsplits;
+	BlockNumber root;
+	uint16		height;
+	int			npages;
+	int		   *first;			/* per page: its first entry in entries[] */
+	int		   *count;			/* per page: its number of entries */
+	LshEntry   *entries;
+} LshTreeCache;
+
+/* Copies of more internal pages than this (8 MB) are not kept: descend through buffers. */
+#define LSH_TREE_CACHE_MAX_PAGES 1024
+
+static Page
+lsh_read_internal(Relation index, BlockNumber blkno, int level, Buffer *buf)
+{
+	Page		page;
+	LshPageOpaque opaque;
+
+	*buf = ReadBuffer(index, blkno);
+	LockBuffer(*buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(*buf);
+	opaque = LshPageGetOpaque(page);
+	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_INTERNAL ||
+		opaque->level != level || LshTreeCount(page) == 0)
+		lsh_corrupted(index, "expected an internal page", blkno);
+	return page;
+}
+
+/*
+ * Build the copy, as one allocation in the index's relcache memory (the
+ * relcache frees rd_amcache with a single pfree). NULL if the tree has too
+ * many internal pages. The caller holds the metapage lock.
+ */
+static LshTreeCache *
+lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
+{
+	BlockNumber *blocks = (BlockNumber *) palloc(sizeof(BlockNumber) * LSH_TREE_CACHE_MAX_PAGES);
+	int		   *first = (int *) palloc(sizeof(int) * LSH_TREE_CACHE_MAX_PAGES);
+	int		   *count = (int *) palloc(sizeof(int) * LSH_TREE_CACHE_MAX_PAGES);
+	int			capentries = 1024;
+	LshEntry   *entries = (LshEntry *) palloc(sizeof(LshEntry) * capentries);
+	int			nblocks = 1;
+	int			nentries = 0;
+	int			level_start = 0;
+	LshTreeCache *cache = NULL;
+	char	   *mem;
+
+	/* breadth first, one level at a time: children of a level get the next numbers */
+	blocks[0] = meta->root;
+	for (int level = meta->height - 1; level >= 1; level--)
+	{
+		int			level_end = nblocks;
+
+		for (int p = level_start; p < level_end; p++)
+		{
+			Buffer		buf;
+			Page		page = lsh_read_internal(index, blocks[p], level, &buf);
+			int			n = LshTreeCount(page);
+
+			if (level > 1 && nblocks + n > LSH_TREE_CACHE_MAX_PAGES)
+			{
+				UnlockReleaseBuffer(buf);
+				goto done;
+			}
+			if (nentries + n > capentries)
+			{
+				capentries = Max(capentries * 2, nentries + n);
+				entries = (LshEntry *) repalloc(entries, sizeof(LshEntry) * capentries);
+			}
+			first[p] = nentries;
+			count[p] = n;
+			memcpy(entries + nentries, LshTreeEntries(page), sizeof(LshEntry) * n);
+			UnlockReleaseBuffer(buf);
+			if (level > 1)
+			{
+				for (int i = 0; i < n; i++)
+				{
+					blocks[nblocks] = entries[nentries + i].value;
+					entries[nentries + i].value = nblocks;
+					nblocks++;
+				}
+			}
+			nentries += n;
+		}
+		level_start = level_end;
+	}
+
+	mem = (char *) MemoryContextAlloc(index->rd_indexcxt,
+									  MAXALIGN(sizeof(LshTreeCache)) +
+									  MAXALIGN(sizeof(int) * nblocks) * 2 +
+									  sizeof(LshEntry) * nentries);
+	cache = (LshTreeCache *) mem;
+	mem += MAXALIGN(sizeof(LshTreeCache));
+	cache->first = (int *) mem;
+	mem += MAXALIGN(sizeof(int) * nblocks);
+	cache->count = (int *) mem;
+	mem += MAXALIGN(sizeof(int) * nblocks);
+	cache->entries = (LshEntry *) mem;
+	memcpy(cache->first, first, sizeof(int) * nblocks);
+	memcpy(cache->count, count, sizeof(int) * nblocks);
+	memcpy(cache->entries, entries, sizeof(LshEntry) * nentries);
+	cache->nsplits = meta->nsplits;
+	cache->root = meta->root;
+	cache->height = meta->height;
+	cache->npages = nblocks;
+done:
+	pfree(blocks);
+	pfree(first);
+	pfree(count);
+	pfree(entries);
+	return cache;
+}
+
 /*
  * Descend from the root to the leaf for key. The caller holds the metapage
- * lock (share at least), so internal pages cannot change under us: each is
- * locked only while read.
+ * lock (share at least), so internal pages cannot change under us.
  */
 BlockNumber
 lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
 {
+	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 	BlockNumber blkno = meta->root;
 
+	if (meta->height <= 1)
+		return blkno;
+	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
+		cache->height != meta->height)
+	{
+		if (cache != NULL)
+			pfree(cache);
+		index->rd_amcache = NULL;
+		cache = lsh_build_tree_cache(index, meta);
+		index->rd_amcache = cache;
+	}
+	if (cache != NULL)
+	{
+		int			p = 0;
+
+		for (int level = meta->height - 1; level >= 1; level--)
+		{
+			const LshEntry *e = cache->entries + cache->first[p];
+			uint32		v = e[lsh_child_search(e, cache->count[p], key, leftmost)].value;
+
+			if (level == 1)
+				return v;
+			p = (int) v;
+		}
+	}
+
+	/* too large to copy: through the buffers, locking each page while read */
 	for (int level = meta->height - 1; level > 0; level--)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
-		Page		page;
-		LshPageOpaque opaque;
-		BlockNumber child;
+		Buffer		buf;
+		Page		page = lsh_read_internal(index, blkno, level, &buf);
+		BlockNumber child = LshTreeEntries(page)[lsh_child_index(page, key, leftmost)].value;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_INTERNAL ||
-			opaque->level != level || LshTreeCount(page) == 0)
-			lsh_corrupted(index, "expected an internal page", blkno);
-		child = LshTreeEntries(page)[lsh_child_index(page, key, leftmost)].value;
 		UnlockReleaseBuffer(buf);
 		blkno = child;
 	}
 	return blkno;
+}
+
+/*
+ * Write n entries into a leaf whose low key, high key and HAS_HIGH flag are
+ * set, choosing the narrow format when the leaf's key range allows it.
+ * Returns false (page untouched) if the entries do not fit.
+ */
+bool
+lsh_leaf_write(Page page, const LshEntry *entries, int n)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	uint32		high = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX;
+	bool		narrow = high - opaque->low <= LSH_NARROW_RANGE &&
+		n <= (int) (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE);
+
+	if (!narrow && n > (int) (LSH_CONTENT_SIZE / LSH_WIDE_ENTRY_SIZE))
+		return false;
+	if (narrow)
+		opaque->flags |= LSH_NARROW;
+	else
+		opaque->flags &= ~LSH_NARROW;
+	((PageHeader) page)->pd_lower = LSH_CONTENT_START;
+	for (int i = 0; i < n; i++)
+		lsh_leaf_append(page, entries[i].key, entries[i].value);
+	return true;
+}
+
+/* All entries of a leaf, decoded into out (room for lsh_leaf_count entries). */
+int
+lsh_leaf_decode(Page page, LshEntry *out)
+{
+	int			n = lsh_leaf_count(page);
+
+	for (int i = 0; i < n; i++)
+	{
+		out[i].key = lsh_leaf_key(page, i);
+		out[i].value = lsh_leaf_rowid(page, i);
+	}
+	return n;
 }
 
 int

@@ -2,12 +2,13 @@
  * Scanning an lsh index: % (similarity at least minhash.similarity_threshold)
  * and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
  *
- * A scan works in one go on its first call: look up the query's band keys
- * (holding the metapage SHARE so the tree cannot split under us), collect the
- * row ids of matching entries, verify each candidate against its stored
- * signature -- the same estimate the operators compute, so no heap visit is
- * spent on false candidates and the executor need not recheck -- and sort the
- * survivors by distance (ORDER BY) or by heap TID (helps the heap fetches).
+ * A scan works in one go on its first call: look up each of the query's
+ * band keys (under the metapage SHARE lock, so the tree cannot split under
+ * the lookup), collect the row ids of matching entries, verify each
+ * candidate against its stored signature -- the same estimate the operators
+ * compute, so no heap visit is spent on false candidates and the executor
+ * need not recheck -- and sort the survivors by distance (ORDER BY) or by
+ * heap TID (which helps the heap fetches).
  *
  * ORDER BY <%> returns only rows sharing a band with the query, closest
  * first: a LIMIT n may see fewer than n rows when fewer candidates exist.
@@ -133,6 +134,17 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 	so->nresults++;
 }
 
+static inline void
+lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
+{
+	if (*nids == *capids)
+	{
+		*capids *= 2;
+		*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
+	}
+	(*ids)[(*nids)++] = rowid;
+}
+
 /*
  * Collect the row ids of entries with this key, starting at the leftmost leaf
  * that may hold it and following right links through a run of equal keys.
@@ -148,7 +160,6 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
 		LshPageOpaque opaque;
-		LshEntry   *e;
 		int			n;
 		bool		more;
 
@@ -160,18 +171,36 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
 							RelationGetRelationName(index), blkno)));
-		e = LshTreeEntries(page);
-		n = LshTreeCount(page);
-		for (int i = 0; i < n; i++)
+		n = lsh_leaf_count(page);
+		if (!(opaque->flags & LSH_NARROW))
 		{
-			if (e[i].key != key)
-				continue;
-			if (*nids == *capids)
+			const LshEntry *e = (const LshEntry *) ((char *) page + LSH_CONTENT_START);
+
+			for (int i = 0; i < n; i++)
 			{
-				*capids *= 2;
-				*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
+				if (e[i].key == key)
+					lsh_collect_add(ids, nids, capids, e[i].value);
 			}
-			(*ids)[(*nids)++] = e[i].value;
+		}
+		else if (key - opaque->low <= LSH_NARROW_RANGE)
+		{
+			/* compare the 3 stored bytes of key - low */
+			uint32		off = key - opaque->low;
+			const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
+
+			for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
+			{
+#ifndef WORDS_BIGENDIAN
+				uint32		w;
+
+				/* one 4-byte load: the 4th byte (the row id's first) is masked off */
+				memcpy(&w, p, sizeof(w));
+				if ((w & 0xFFFFFF) == off)
+#else
+				if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
+#endif
+					lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
+			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
 		blkno = more ? opaque->next : InvalidBlockNumber;
@@ -208,6 +237,7 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 				lsh_consider(so, slot);
 		}
 		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -323,13 +353,22 @@ lsh_search(IndexScanDesc scan)
 	lsh_band_keys(&params, probe->values, keys);
 	ids = (uint32 *) palloc(sizeof(uint32) * capids);
 
+	/*
+	 * One band at a time under the metapage lock, so that a query with a huge
+	 * candidate set can be cancelled and does not hold off splits for long.
+	 * Bands need not see the same tree: a row is found through any band.
+	 */
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	if (meta->root != InvalidBlockNumber)
+	for (int b = 0; b < params.bands; b++)
 	{
-		for (int b = 0; b < params.bands; b++)
+		if (b > 0)
+			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
+		if (meta->root != InvalidBlockNumber)
 			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		CHECK_FOR_INTERRUPTS();
 	}
-	UnlockReleaseBuffer(metabuf);
+	ReleaseBuffer(metabuf);
 
 	/* one visit per candidate, data pages in block order */
 	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);

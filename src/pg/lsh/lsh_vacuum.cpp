@@ -89,27 +89,34 @@ static int
 lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 {
 	Page		page = BufferGetPage(buf);
-	LshEntry   *e = LshTreeEntries(page);
-	int			n = LshTreeCount(page);
-	int			any = 0;
+	int			n = lsh_leaf_count(page);
+	bool		any = false;
 	GenericXLogState *state;
+	LshEntry   *e;
 	int			kept = 0;
 
 	for (int i = 0; i < n && !any; i++)
-		any = DEAD_TEST(dead, nbits, e[i].value);
+		any = DEAD_TEST(dead, nbits, lsh_leaf_rowid(page, i));
 	if (!any)
 		return 0;
 
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	e = LshTreeEntries(page);
+	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
 	for (int i = 0; i < n; i++)
 	{
-		if (!DEAD_TEST(dead, nbits, e[i].value))
-			e[kept++] = e[i];
+		uint32		rowid = lsh_leaf_rowid(page, i);
+
+		if (!DEAD_TEST(dead, nbits, rowid))
+		{
+			e[kept].key = lsh_leaf_key(page, i);
+			e[kept].value = rowid;
+			kept++;
+		}
 	}
-	LshTreeSetCount(page, kept);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	(void) lsh_leaf_write(page, e, kept);	/* fewer entries: always fits */
 	GenericXLogFinish(state);
+	pfree(e);
 	return n - kept;
 }
 

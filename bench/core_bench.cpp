@@ -1,0 +1,183 @@
+// The core signature loop outside PostgreSQL, over the benchmark's own corpus,
+// so run.sh can put the SQL throughput beside it and show the database's
+// overhead. Also splits the loop into its stages (shingling+hashing vs the
+// k-permutation minimum) to show where the time goes.
+//
+//   MINHASH_BENCH_DOCS=docs.tsv MINHASH_BENCH_BASKETS=baskets.tsv build/core_bench
+//
+// Rates are per CPU second of the benchmark thread (Google Benchmark's
+// default), like the SQL side, which run.sh measures from the backend's
+// /proc/self/stat: on a shared machine wall time would mostly measure the
+// neighbours. Files are minhash-gen's COPY output (id, cluster, body). Only the first
+// MINHASH_BENCH_ROWS rows (default 20000) are used: the per-byte rate does
+// not depend on the corpus size, and an iteration stays short.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/signature.h"
+#include "gen/copy_format.h"
+
+namespace {
+
+std::vector<std::string> load_column(const char *env, size_t max_rows) {
+    std::vector<std::string> out;
+    const char *path = std::getenv(env);
+    if (!path) return out;
+    std::ifstream in(path);
+    std::string line;
+    while (out.size() < max_rows && std::getline(in, line)) {
+        const size_t t1 = line.find('\t');
+        const size_t t2 = line.find('\t', t1 + 1);
+        if (t2 == std::string::npos) continue;
+        out.push_back(gen::copy_unescape(std::string_view(line).substr(t2 + 1)));
+    }
+    return out;
+}
+
+size_t max_rows() {
+    const char *s = std::getenv("MINHASH_BENCH_ROWS");
+    return s ? std::strtoull(s, nullptr, 10) : 20000;
+}
+
+const std::vector<std::string> &documents() {
+    static const auto docs = load_column("MINHASH_BENCH_DOCS", max_rows());
+    return docs;
+}
+
+// Baskets as their elements' text forms: what minhash(anyarray) hashes.
+const std::vector<std::vector<std::string>> &baskets() {
+    static const auto sets = [] {
+        std::vector<std::vector<std::string>> out;
+        for (const std::string &lit : load_column("MINHASH_BENCH_BASKETS", max_rows())) {
+            std::vector<std::string> items;
+            std::string cur;
+            for (char ch : lit) {
+                if (ch == '{') continue;
+                if (ch == ',' || ch == '}') {
+                    if (!cur.empty()) items.push_back(cur);
+                    cur.clear();
+                } else {
+                    cur += ch;
+                }
+            }
+            out.push_back(std::move(items));
+        }
+        return out;
+    }();
+    return sets;
+}
+
+size_t total_bytes(const std::vector<std::string> &docs) {
+    size_t n = 0;
+    for (const auto &d : docs) n += d.size();
+    return n;
+}
+
+std::unique_ptr<minhash::PermutationFamily> family_for(int num_perm) {
+    auto f = std::make_unique<minhash::PermutationFamily>();
+    minhash::init_permutation_family(f.get(), num_perm, minhash::kDefaultSeed);
+    return f;
+}
+
+// What SELECT minhash(body) does per row: shingle, hash, fold into k minima.
+void BM_SignatureText(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    const int k = static_cast<int>(state.range(0));
+    const auto family = family_for(k);
+    const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};
+    std::vector<uint32_t> sig(k);
+    for (auto _ : state) {
+        for (const auto &d : docs) {
+            minhash::signature_init(sig.data(), k);
+            minhash::signature_of_text(*family, d, spec, sig.data(), nullptr);
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total_bytes(docs)));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
+}
+BENCHMARK(BM_SignatureText)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// Stage 1 alone: normalise, cut into 5-word shingles, XXH3 each.
+void BM_ShingleAndHash(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    for (auto _ : state) {
+        uint64_t acc = 0;
+        for (const auto &d : docs) {
+            const auto norm = minhash::normalize(d, minhash::ShingleUnit::Word);
+            minhash::for_each_shingle(norm, 5, [&](std::string_view s) { acc ^= minhash::hash_bytes(s); });
+        }
+        benchmark::DoNotOptimize(acc);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total_bytes(docs)));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
+}
+BENCHMARK(BM_ShingleAndHash)->Unit(benchmark::kMillisecond);
+
+// Stage 2 alone: k permutations over precomputed shingle hashes
+// (items = shingles here, not documents).
+void BM_PermutationMin(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    const int k = static_cast<int>(state.range(0));
+    const auto family = family_for(k);
+    std::vector<std::vector<uint64_t>> hashes;
+    size_t shingles = 0, bytes = 0;
+    for (const auto &d : docs) {
+        std::vector<uint64_t> h;
+        minhash::for_each_shingle(minhash::normalize(d, minhash::ShingleUnit::Word), 5,
+                                  [&](std::string_view s) { h.push_back(minhash::hash_bytes(s)); });
+        shingles += h.size();
+        bytes += d.size();
+        hashes.push_back(std::move(h));
+    }
+    std::vector<uint32_t> sig(k);
+    for (auto _ : state) {
+        for (const auto &h : hashes) {
+            minhash::signature_init(sig.data(), k);
+            minhash::signature_update(*family, h.data(), h.size(), sig.data());
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * shingles));
+}
+BENCHMARK(BM_PermutationMin)->Arg(128)->Unit(benchmark::kMillisecond);
+
+// What minhash(anyarray) does per row: hash each element's text form, fold.
+void BM_SignatureBasket(benchmark::State &state) {
+    const auto &sets = baskets();
+    if (sets.empty()) return state.SkipWithError("set MINHASH_BENCH_BASKETS");
+    const int k = static_cast<int>(state.range(0));
+    const auto family = family_for(k);
+    std::vector<uint32_t> sig(k);
+    std::vector<uint64_t> h;
+    size_t bytes = 0;  // of the element text forms hashed
+    for (const auto &s : sets)
+        for (const auto &e : s) bytes += e.size();
+    for (auto _ : state) {
+        for (const auto &s : sets) {
+            h.clear();
+            for (const auto &e : s) h.push_back(minhash::hash_bytes(e));
+            minhash::signature_init(sig.data(), k);
+            minhash::signature_update(*family, h.data(), h.size(), sig.data());
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * sets.size()));
+}
+BENCHMARK(BM_SignatureBasket)->Arg(128)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

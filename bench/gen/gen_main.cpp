@@ -1,0 +1,128 @@
+// minhash-gen: writes the benchmark's corpora as COPY files.
+//
+//   minhash-gen docs    --rows N [--seed S] --out docs.tsv --truth truth.tsv [--join 0.3]
+//   minhash-gen baskets --rows N [--seed S] --out baskets.tsv --truth truth.tsv
+//   minhash-gen perms   --words 50 --count 20 [--seed S] --out perms.tsv
+//
+// docs.tsv / baskets.tsv: id, cluster, body (text, or an int[] literal).
+// truth.tsv: a, b, exact jaccard, planted (t/f) with a < b: every pair inside a
+// cluster and, for documents, every other pair with Jaccard >= --join.
+// perms.tsv: id, body. Output depends only on the arguments.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gen/copy_format.h"
+#include "gen/corpus.h"
+#include "gen/truth.h"
+
+namespace {
+
+struct Args {
+    std::string mode, out, truth;
+    long long rows = 10000, seed = 42;
+    int words = 50, count = 20;
+    double join = 0.3;
+};
+
+[[noreturn]] void usage() {
+    std::fprintf(stderr,
+                 "usage: minhash-gen docs|baskets --rows N [--seed S] --out FILE --truth FILE [--join T]\n"
+                 "       minhash-gen perms --words W --count C [--seed S] --out FILE\n");
+    std::exit(2);
+}
+
+Args parse(int argc, char **argv) {
+    if (argc < 2) usage();
+    Args a;
+    a.mode = argv[1];
+    for (int i = 2; i < argc; ++i) {
+        auto value = [&]() -> const char * {
+            if (i + 1 >= argc) usage();
+            return argv[++i];
+        };
+        if (!std::strcmp(argv[i], "--rows")) a.rows = std::atoll(value());
+        else if (!std::strcmp(argv[i], "--seed")) a.seed = std::atoll(value());
+        else if (!std::strcmp(argv[i], "--out")) a.out = value();
+        else if (!std::strcmp(argv[i], "--truth")) a.truth = value();
+        else if (!std::strcmp(argv[i], "--join")) a.join = std::atof(value());
+        else if (!std::strcmp(argv[i], "--words")) a.words = std::atoi(value());
+        else if (!std::strcmp(argv[i], "--count")) a.count = std::atoi(value());
+        else usage();
+    }
+    if (a.out.empty() || a.rows < 1) usage();
+    if ((a.mode == "docs" || a.mode == "baskets") && a.truth.empty()) usage();
+    return a;
+}
+
+FILE *open_out(const std::string &path) {
+    FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::perror(path.c_str());
+        std::exit(1);
+    }
+    return f;
+}
+
+void write_rows(const std::string &path, const gen::Corpus &c) {
+    FILE *f = open_out(path);
+    std::string line;
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+        line = std::to_string(i + 1) + '\t' + std::to_string(c.cluster[i]) + '\t';
+        gen::append_copy_escaped(line, c.rows[i]);
+        line += '\n';
+        std::fwrite(line.data(), 1, line.size(), f);
+    }
+    std::fclose(f);
+}
+
+void write_truth(const std::string &path, const std::vector<gen::TruthPair> &pairs) {
+    FILE *f = open_out(path);
+    for (const auto &p : pairs)
+        std::fprintf(f, "%lld\t%lld\t%.6f\t%s\n", static_cast<long long>(p.a), static_cast<long long>(p.b),
+                     p.jaccard, p.planted ? "t" : "f");
+    std::fclose(f);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const Args a = parse(argc, argv);
+    const auto t0 = std::chrono::steady_clock::now();
+    gen::CorpusOptions opt;
+    opt.rows = a.rows;
+    opt.seed = static_cast<uint64_t>(a.seed);
+    if (a.mode == "docs") {
+        const gen::Corpus c = gen::make_documents(opt);
+        write_rows(a.out, c);
+        const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};  // minhash(text)'s default
+        auto pairs = gen::planted_document_pairs(c, spec);
+        const auto planted = pairs.size();
+        const auto extra = gen::accidental_document_pairs(c, spec, a.join);
+        pairs.insert(pairs.end(), extra.begin(), extra.end());
+        write_truth(a.truth, pairs);
+        std::fprintf(stderr, "docs: %zu rows, %d clusters, %zu planted pairs, %zu other pairs >= %.2f, %.1f s\n",
+                     c.rows.size(), c.cluster.back(), planted, extra.size(), a.join, seconds_since(t0));
+    } else if (a.mode == "baskets") {
+        const gen::Corpus c = gen::make_baskets(opt);
+        write_rows(a.out, c);
+        const auto pairs = gen::planted_basket_pairs(c);
+        write_truth(a.truth, pairs);
+        std::fprintf(stderr, "baskets: %zu rows, %zu planted pairs, %.1f s\n", c.rows.size(), pairs.size(),
+                     seconds_since(t0));
+    } else if (a.mode == "perms") {
+        const auto docs = gen::make_permutations(a.words, a.count, opt.seed);
+        FILE *f = open_out(a.out);
+        for (size_t i = 0; i < docs.size(); ++i) std::fprintf(f, "%zu\t%s\n", i + 1, docs[i].c_str());
+        std::fclose(f);
+    } else {
+        usage();
+    }
+    return 0;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The minhash benchmark (`make bench`).
+#
+#   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
+#
+# Builds the extension and bench/'s programs, generates (or reuses) the
+# deterministic corpus for the scale, starts a scratch cluster, loads the data
+# and prints one set of tables: signature throughput beside the standalone
+# core loop, the lsh index (build, size, inserts), query latency with recall
+# and precision against exact Jaccard, the baselines a user would pick
+# instead, all-pairs, and targets vs measurements. Then regenerates the seed
+# papers' experiments as plots in bench/plots/.
+#
+# --smoke: 10k rows and short runs (about two minutes): what CI can afford.
+# --profile: also perf-profile the signature scan and the index queries.
+# --keep: leave the scratch cluster's directory behind (for inspection).
+# A section whose feature has not been built prints "not available: ...".
+# Tables also go to bench/results/<scale>/report.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bench=$root/bench
+
+scale=10k smoke=0 plots=1 keep=0 profile=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --scale) scale=${2:?--scale needs 10k, 100k or 1m}; shift 2 ;;
+    --smoke) smoke=1; shift ;;
+    --no-plots) plots=0; shift ;;
+    --keep) keep=1; shift ;;
+    --profile) profile=1; shift ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]" >&2; exit 2 ;;
+    esac
+done
+[ "$smoke" = 1 ] && scale=10k
+
+# Per-scale knobs: latency queries, queries scored for recall (index methods,
+# the sequential scans, pg_trgm), seconds per pgbench run, shared_buffers.
+case "$scale" in
+10k)  ROWS=10000;   NQ=1000; NREC=1000; NREC_SLOW=200; NREC_TRGM=50; PGB_SECS=10; SHARED=256MB ;;
+100k) ROWS=100000;  NQ=1000; NREC=1000; NREC_SLOW=50;  NREC_TRGM=5;  PGB_SECS=10; SHARED=1GB ;;
+1m)   ROWS=1000000; NQ=1000; NREC=1000; NREC_SLOW=20;  NREC_TRGM=0;  PGB_SECS=15; SHARED=4GB ;;
+*) echo "unknown scale: $scale" >&2; exit 2 ;;
+esac
+CORE_MIN_TIME=0.5
+PLOT_BUDGET_S=20
+if [ "$smoke" = 1 ]; then
+    NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=0.5
+fi
+EXTRA=$((ROWS / 20))   # rows inserted after the index build (then deleted again)
+label=$scale; [ "$smoke" = 1 ] && label=smoke
+export ROWS NQ NREC NREC_SLOW NREC_TRGM PGB_SECS EXTRA CORE_MIN_TIME PLOT_BUDGET_S smoke scale label
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+RESULTS=$bench/results/$label
+DATA=$bench/data/$ROWS
+export RESULTS DATA root bench
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS" "$DATA"
+started=$(date +%s)
+
+# shellcheck source=bench/lib/common.sh
+. "$bench/lib/common.sh"
+for f in "$bench"/lib/section_*.sh; do . "$f"; done
+
+section "dependencies and build"
+bash scripts/install-deps.sh gnuplot-nox postgresql-15-rum
+PGBIN=$("$PG_CONFIG" --bindir)
+export PGBIN
+
+if ! ls src/core/*.cpp >/dev/null 2>&1; then
+    not_available "core library (src/core)"
+    exit 0
+fi
+make -s -C bench -j2
+
+have_ext=0
+if ls src/pg/*.cpp >/dev/null 2>&1; then
+    make -s -j2 >/dev/null
+    make -s install >/dev/null
+    have_ext=1
+fi
+export have_ext
+
+section "data ($ROWS rows + $EXTRA for inserts)"
+gen=$bench/build/minhash-gen
+stale=0
+for f in docs truth baskets baskets_truth perms; do
+    if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
+done
+if [ "$stale" = 1 ]; then
+    "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"
+    "$gen" baskets --rows "$ROWS" --out "$DATA/baskets.tsv" --truth "$DATA/baskets_truth.tsv"
+    "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
+fi
+
+scratch=$(mktemp -d /tmp/minhash-bench.XXXXXX)
+chown postgres: "$scratch"
+cleanup() {
+    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" || true
+    [ "$keep" = 1 ] || rm -rf "$scratch"
+}
+trap cleanup EXIT
+bash scripts/pgcluster.sh start "$scratch/pg" \
+    "shared_buffers = $SHARED" "maintenance_work_mem = 1GB" "work_mem = 64MB" \
+    "max_parallel_workers_per_gather = 0" "max_parallel_maintenance_workers = 0" \
+    "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
+    "synchronous_commit = off"
+# shellcheck disable=SC1091
+. "$scratch/pg/env"
+
+{
+    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg))"
+} | tee "$RESULTS/report.md"
+
+if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_extension.err"; then
+    cat "$RESULTS/create_extension.err" >&2
+    have_ext=0
+fi
+
+load_data
+check_truth
+section_throughput
+section_index
+section_queries
+section_allpairs
+section_targets
+[ "$profile" = 1 ] && section_profile
+[ "$plots" = 1 ] && section_plots
+
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
+echo
+echo "total benchmark time: $(( $(date +%s) - started )) s (tables in ${RESULTS#$root/}/report.md)"

@@ -1,0 +1,170 @@
+-- The lsh index: build, plans, scans against sequential scans, NULLs,
+-- inserts after the build, expression indexes, an empty table.
+-- Where LSH recall is certain (near-identical rows), the index must return
+-- exactly what a sequential scan returns.
+
+-- 150 groups of 5 rows: a base set of 100 elements, an exact duplicate, and
+-- variants with 2, 4, 6 of the elements replaced (Jaccard 0.96, 0.92, 0.89 to
+-- the base); different groups share nothing.
+CREATE TABLE lsh_docs (id int PRIMARY KEY, grp int, elems int[], sig minhash);
+INSERT INTO lsh_docs
+SELECT g * 10 + v, g,
+       ARRAY(SELECT g * 1000 + j FROM generate_series(1 + 2 * greatest(v - 1, 0), 100) j)
+       || ARRAY(SELECT g * 1000 + 500 + 10 * v + j FROM generate_series(1, 2 * greatest(v - 1, 0)) j)
+FROM generate_series(1, 150) g, generate_series(0, 4) v;
+UPDATE lsh_docs SET sig = minhash(elems);
+-- rows the index must not return: NULL signatures
+INSERT INTO lsh_docs VALUES (9001, NULL, NULL, NULL), (9002, NULL, NULL, NULL);
+
+CREATE INDEX lsh_docs_sig ON lsh_docs USING lsh (sig);
+SELECT num_perm, seed, bands, rows, threshold, height, live_rows, dead_rows, entries = live_rows * bands AS one_entry_per_band
+FROM minhash_lsh_stats('lsh_docs_sig');
+SELECT * FROM minhash_lsh_check('lsh_docs_sig');
+ANALYZE lsh_docs;
+
+-- plans: %, ORDER BY <%> LIMIT, bitmap
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 10);
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 10) LIMIT 5;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 10);
+RESET enable_indexscan;
+RESET enable_seqscan;
+
+-- every row as a query: the index (index scan and bitmap scan) against a
+-- sequential scan; identical result sets
+CREATE TEMP TABLE by_seq AS
+SELECT q.id AS qid, d.id AS rid FROM lsh_docs q, LATERAL (
+  SELECT d.id FROM lsh_docs d WHERE d.sig % q.sig OFFSET 0) d WHERE q.sig IS NOT NULL;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE by_index AS
+SELECT q.id AS qid, d.id AS rid FROM lsh_docs q, LATERAL (
+  SELECT d.id FROM lsh_docs d WHERE d.sig % q.sig OFFSET 0) d WHERE q.sig IS NOT NULL;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+CREATE TEMP TABLE by_bitmap AS
+SELECT q.id AS qid, d.id AS rid FROM lsh_docs q, LATERAL (
+  SELECT d.id FROM lsh_docs d WHERE d.sig % q.sig OFFSET 0) d WHERE q.sig IS NOT NULL;
+RESET enable_indexscan;
+RESET enable_seqscan;
+SELECT (SELECT count(*) FROM by_seq) AS pairs,
+       (SELECT count(*) FROM (SELECT * FROM by_seq EXCEPT SELECT * FROM by_index) x) AS missed_by_index,
+       (SELECT count(*) FROM (SELECT * FROM by_index EXCEPT SELECT * FROM by_seq) x) AS extra_in_index,
+       (SELECT count(*) FROM (SELECT * FROM by_seq EXCEPT SELECT * FROM by_bitmap) x) AS missed_by_bitmap,
+       (SELECT count(*) FROM (SELECT * FROM by_bitmap EXCEPT SELECT * FROM by_seq) x) AS extra_in_bitmap,
+       (SELECT count(*) FROM by_index) = (SELECT count(DISTINCT (qid, rid)) FROM by_index) AS no_duplicates;
+-- every match is in the query's own group
+SELECT count(*) AS cross_group FROM by_seq s JOIN lsh_docs a ON a.id = s.qid JOIN lsh_docs b ON b.id = s.rid
+WHERE a.grp <> b.grp;
+
+-- ORDER BY <%> LIMIT: the group first, closest first, distances as the operator computes them
+SET enable_seqscan = off;
+SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
+FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 5;
+RESET enable_seqscan;
+SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
+FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72), id LIMIT 5;
+-- % and ORDER BY together
+SET enable_seqscan = off;
+SELECT id, round((sig <%> (SELECT sig FROM lsh_docs WHERE id = 72))::numeric, 4) AS distance
+FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
+ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10;
+RESET enable_seqscan;
+
+-- the threshold is read when the scan starts
+SET enable_seqscan = off;
+SET minhash.similarity_threshold = 0.95;
+SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 100) ORDER BY id;
+SET minhash.similarity_threshold = 0.5;
+SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 100) ORDER BY id;
+RESET minhash.similarity_threshold;
+
+-- NULL queries match nothing (a generic plan keeps the index scan)
+SET plan_cache_mode = force_generic_plan;
+PREPARE sim(minhash) AS SELECT id FROM lsh_docs WHERE sig % $1;
+PREPARE near(minhash) AS SELECT id FROM lsh_docs ORDER BY sig <%> $1 LIMIT 3;
+EXPLAIN (COSTS OFF) EXECUTE sim(NULL);
+EXECUTE sim(NULL);
+EXPLAIN (COSTS OFF) EXECUTE near(NULL);
+EXECUTE near(NULL);
+DEALLOCATE sim;
+DEALLOCATE near;
+RESET plan_cache_mode;
+-- NULL rows are not indexed and never returned
+SELECT count(*) AS null_rows_found FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 20) AND sig IS NULL;
+RESET enable_seqscan;
+
+-- inserts after the build: new groups are found through the index
+INSERT INTO lsh_docs
+SELECT g * 10 + v, g,
+       ARRAY(SELECT g * 1000 + j FROM generate_series(1 + 2 * greatest(v - 1, 0), 100) j)
+       || ARRAY(SELECT g * 1000 + 500 + 10 * v + j FROM generate_series(1, 2 * greatest(v - 1, 0)) j)
+FROM generate_series(151, 400) g, generate_series(0, 4) v;
+UPDATE lsh_docs SET sig = minhash(elems) WHERE grp > 150;
+SELECT live_rows, dead_rows, entries = (live_rows + dead_rows) * bands AS one_entry_per_band
+FROM minhash_lsh_stats('lsh_docs_sig');
+SELECT * FROM minhash_lsh_check('lsh_docs_sig');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 3990) ORDER BY id;
+SELECT count(*) AS found_own_row FROM lsh_docs q
+WHERE q.sig IS NOT NULL AND q.id IN (SELECT d.id FROM lsh_docs d WHERE d.sig % q.sig);
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+
+-- an expression index over text
+CREATE TABLE lsh_text (id int PRIMARY KEY, body text);
+INSERT INTO lsh_text
+SELECT i, 'report ' || i % 40 || ' on the state of item ' || i % 40 || ' written in week ' || i % 40
+          || CASE WHEN i > 40 THEN ' with one note appended' ELSE '' END
+FROM generate_series(1, 120) i;
+CREATE INDEX lsh_text_body ON lsh_text USING lsh (minhash(body));
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text));
+SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
+SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
+RESET enable_seqscan;
+SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
+
+-- an empty table: k is learned from the first row (or the typmod)
+CREATE TABLE lsh_empty (id int, sig minhash);
+CREATE INDEX lsh_empty_sig ON lsh_empty USING lsh (sig);
+SELECT num_perm, bands, rows, height, pages, live_rows FROM minhash_lsh_stats('lsh_empty_sig');
+SET enable_seqscan = off;
+SELECT * FROM lsh_empty WHERE sig % minhash(ARRAY[1, 2, 3]);
+SELECT * FROM lsh_empty ORDER BY sig <%> minhash(ARRAY[1, 2, 3]) LIMIT 1;
+INSERT INTO lsh_empty VALUES (1, minhash(ARRAY[1, 2, 3], 64)), (2, minhash(ARRAY[1, 2, 3, 4], 64)), (3, NULL);
+SELECT num_perm, bands, rows, height, live_rows FROM minhash_lsh_stats('lsh_empty_sig');
+SELECT id FROM lsh_empty WHERE sig % minhash(ARRAY[1, 2, 3], 64) ORDER BY id;
+SELECT * FROM minhash_lsh_check('lsh_empty_sig');
+RESET enable_seqscan;
+CREATE TABLE lsh_typmod (id int, sig minhash(32));
+CREATE INDEX lsh_typmod_sig ON lsh_typmod USING lsh (sig) WITH (threshold = 0.8);
+INSERT INTO lsh_typmod VALUES (1, minhash(ARRAY[1, 2, 3], 32));
+SELECT num_perm, bands, rows, round(threshold::numeric, 2) AS threshold, live_rows FROM minhash_lsh_stats('lsh_typmod_sig');
+
+-- an unlogged table gets its index's init fork from ambuildempty
+CREATE UNLOGGED TABLE lsh_unlogged (id int, sig minhash);
+CREATE INDEX lsh_unlogged_sig ON lsh_unlogged USING lsh (sig);
+INSERT INTO lsh_unlogged SELECT id, sig FROM lsh_docs WHERE grp = 5;
+SET enable_seqscan = off;
+SELECT id FROM lsh_unlogged WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 50) ORDER BY id;
+RESET enable_seqscan;
+SELECT * FROM minhash_lsh_check('lsh_unlogged_sig');
+
+-- REINDEX rebuilds the same content, also CONCURRENTLY (whose validation
+-- pass goes through ambulkdelete and then inserts what the build missed)
+REINDEX INDEX lsh_docs_sig;
+SELECT live_rows, entries = live_rows * bands AS one_entry_per_band FROM minhash_lsh_stats('lsh_docs_sig');
+SELECT * FROM minhash_lsh_check('lsh_docs_sig');
+REINDEX INDEX CONCURRENTLY lsh_docs_sig;
+CREATE INDEX CONCURRENTLY lsh_docs_sig2 ON lsh_docs USING lsh (sig);
+SELECT live_rows, entries = live_rows * bands AS one_entry_per_band FROM minhash_lsh_stats('lsh_docs_sig2');
+SELECT * FROM minhash_lsh_check('lsh_docs_sig');
+SELECT * FROM minhash_lsh_check('lsh_docs_sig2');
+
+DROP TABLE lsh_docs, lsh_text, lsh_empty, lsh_typmod, lsh_unlogged;

@@ -1,0 +1,141 @@
+# WAL replay of the lsh index on a streaming replica: build, inserts, deletes
+# and VACUUM on the primary; the hot standby answers `%` and ORDER BY <%> LIMIT
+# queries exactly as the primary does, through the index, and its copy of the
+# index is consistent. Also checks that the build logs pages in bulk (no
+# per-tuple WAL records) and that the replayed index is writable after promotion.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MinhashTAP;
+
+my $primary = minhash_node('primary', { allows_streaming => 1 },
+	'shared_buffers = 16MB', 'max_connections = 20');
+create_schema($primary, 't');
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION pg_walinspect;
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(1, 4000) g;
+});
+
+$primary->backup('bk');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'bk', has_streaming => 1);
+$standby->start;
+
+# --- build on the primary, WAL-logged in bulk --------------------------------
+my $lsn0 = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+$primary->safe_psql('postgres',
+	'CREATE INDEX t_sig_idx ON t USING lsh (sig) WITH (threshold = 0.5)');
+my $lsn1 = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+# The build must log its pages in bulk (log_newpage_range and the like), not a
+# record per tuple: count the WAL records that touch the index's file.
+my ($records, $pages) = split /\|/, $primary->safe_psql('postgres', qq{
+	SELECT (SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1')
+	        WHERE block_ref LIKE '%rel 1663/' || d.oid || '/' || pg_relation_filenode('t_sig_idx') || ' %'),
+	       pg_relation_size('t_sig_idx') / current_setting('block_size')::int
+	FROM pg_database d WHERE d.datname = current_database()});
+cmp_ok($records, '>', 0, "CREATE INDEX is WAL-logged ($records records)");
+cmp_ok($records, '<=', $pages,
+	"CREATE INDEX logs at most one record per page ($records records, $pages pages, 4000 rows)");
+
+# --- the same answers on both nodes -------------------------------------------
+# Query signatures: rows that exist, rows deleted later (their family
+# survives), rows from before and after the later inserts, a family deleted
+# later as a whole (2200..2207 within 2000..2399), and a signature of no row.
+my @queries = (1, 2, 3, 8, 100, 999, 2000, 2001, 2200, 3000, 4001, 4500, 5999,
+	6003, 6500, 7000, 123456);
+my $qarray = join(',', @queries);
+my %gucs = (
+	index  => 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
+	bitmap => 'SET enable_seqscan = off; SET enable_indexscan = off;',);
+my $pct_sql = qq{
+	SELECT q, (SELECT string_agg(id::text, ',' ORDER BY id) FROM t WHERE sig % fam_sig(q))
+	FROM unnest(ARRAY[$qarray]::bigint[]) q ORDER BY q};
+my $knn_sql = qq{
+	SELECT q, array_to_string(ARRAY(
+		SELECT id || ':' || round((sig <%> fam_sig(q))::numeric, 6) FROM t
+		ORDER BY sig <%> fam_sig(q) LIMIT 10), ',')
+	FROM unnest(ARRAY[$qarray]::bigint[]) q ORDER BY q};
+
+# Waits for the standby to replay everything, then compares the answers of
+# both nodes through the index (both scan paths, several thresholds, the
+# ordered scan), checks the standby's copy, and returns the primary's `%`
+# answers (index scan) and ORDER BY answers as hashes q => result.
+sub same_answers
+{
+	my ($stage) = @_;
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	my %pct;
+	for my $mode (sort keys %gucs)
+	{
+		for my $node ($primary, $standby)
+		{
+			like($node->safe_psql('postgres', "$gucs{$mode} EXPLAIN (COSTS OFF) $pct_sql"),
+				qr/t_sig_idx/, "$stage: % uses the index ($mode) on " . $node->name);
+		}
+		my $sql = "$gucs{$mode} $pct_sql";
+		my $p = $primary->safe_psql('postgres', $sql);
+		is($standby->safe_psql('postgres', $sql), $p,
+			"$stage: standby answers % like the primary ($mode)");
+		%pct = map { split /\|/, $_, 2 } split /\n/, $p if $mode eq 'index';
+	}
+	# The standby reads minhash.similarity_threshold at scan time too.
+	for my $threshold (0.3, 0.95)
+	{
+		my $sql = "SET minhash.similarity_threshold = $threshold; $gucs{index} $pct_sql";
+		is($standby->safe_psql('postgres', $sql), $primary->safe_psql('postgres', $sql),
+			"$stage: standby answers % like the primary at threshold $threshold");
+	}
+	my $knn = "$gucs{index} $knn_sql";
+	like($standby->safe_psql('postgres', "$gucs{index} EXPLAIN (COSTS OFF) $knn_sql"),
+		qr/Index Scan using t_sig_idx/, "$stage: ORDER BY <%> LIMIT uses the index on the standby");
+	my $pk = $primary->safe_psql('postgres', $knn);
+	is($standby->safe_psql('postgres', $knn), $pk,
+		"$stage: standby answers ORDER BY <%> LIMIT like the primary");
+	check_clean($standby, 't_sig_idx', "$stage: minhash_lsh_check is clean on the standby");
+	check_clean($primary, 't_sig_idx', "$stage: minhash_lsh_check is clean on the primary");
+	return (\%pct, { map { split /\|/, $_, 2 } split /\n/, $pk });
+}
+
+# Right after the build: the standby's index is exactly what the build logged.
+my ($pct, $near) = same_answers('after build');
+is($pct->{1}, '1,2,3,4,5,6,7', "after build: % with row 1's signature finds its family");
+is($pct->{123456} // '', '', 'after build: % finds no row for a signature of no row');
+like($near->{1}, qr/^1:0(\.0+)?,/, 'after build: ORDER BY <%> returns the row itself first');
+
+# --- changes after the build ------------------------------------------------
+$primary->safe_psql('postgres', q{
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(4001, 6000) g;
+	DELETE FROM t WHERE id % 3 = 0;
+	VACUUM t;
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(6001, 7000) g;
+	DELETE FROM t WHERE id BETWEEN 2000 AND 2399;
+});
+($pct, $near) = same_answers('after inserts, deletes and VACUUM');
+# Not vacuous: a live row is found with the other live members of its family
+# (3 and 6 are deleted), a deleted family is not found, new rows are.
+is($pct->{1}, '1,2,4,5,7', "% with row 1's signature finds its live family");
+is($pct->{2200} // '', '', '% finds nothing of a deleted family');
+is($pct->{6500}, '6496,6497,6498,6499,6500,6501,6502,6503', '% finds rows inserted after the build');
+like($near->{6500}, qr/^6500:0(\.0+)?,/, 'ORDER BY <%> returns a new row itself first');
+is(self_find_missing($standby, 't', 't_sig_idx', 'index'), '0',
+	'every row found by its own signature on the standby');
+
+# --- the replayed index is a working index after promotion ------------------
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'standby was not promoted';
+$standby->safe_psql('postgres', q{
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(7001, 8000) g;
+	DELETE FROM t WHERE id % 5 = 0;
+	VACUUM t;
+});
+check_clean($standby, 't_sig_idx', 'promoted standby: check is clean after writes');
+is(self_find_missing($standby, 't', 't_sig_idx', 'bitmap'), '0',
+	'promoted standby: every row found by its own signature');
+
+$standby->stop;
+$primary->stop;
+done_testing();
