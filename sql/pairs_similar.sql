@@ -125,3 +125,18 @@ SELECT count(*) AS rows_left, count(DISTINCT grp) AS clusters_left FROM docs;
 SELECT count(*) AS pairs_left FROM minhash_similar_pairs('docs_sig_idx', 'id');
 ROLLBACK;
 SELECT count(*) AS pairs_after_rollback FROM minhash_similar_pairs('docs_sig_idx', 'id');
+
+-- A larger index: 3000 rows at 128 bands of 1 row are 384,000 band entries
+-- in over 300 leaves, more than 1017 entries a leaf: the leaves are in the
+-- narrow (7-byte) format. 1000 groups of three identical rows: 3 pairs each.
+CREATE TABLE narrow (id int PRIMARY KEY, sig minhash);
+INSERT INTO narrow SELECT i, minhash('document ' || (i % 1000) || ' ' || repeat('w' || (i % 1000) || ' ', 8))
+FROM generate_series(1, 3000) i;
+CREATE INDEX narrow_idx ON narrow USING lsh (sig) WITH (bands = 128, rows = 1);
+SELECT leaf_pages > 300 AS many_leaves, entries / leaf_pages > 1017 AS narrow_leaves FROM minhash_lsh_stats('narrow_idx');
+SELECT count(*) AS pairs, min(similarity), bool_and(key_a % 1000 = key_b % 1000) AS within_groups,
+       count(DISTINCT (key_a, key_b)) AS distinct_pairs
+FROM minhash_similar_pairs('narrow_idx', 'id');
+-- appended entries (inserts after the build) in narrow leaves
+INSERT INTO narrow SELECT 3000 + i, minhash('document ' || i || ' ' || repeat('w' || i || ' ', 8)) FROM generate_series(1, 10) i;
+SELECT count(*) AS pairs_with_new_rows FROM minhash_similar_pairs('narrow_idx', 'id') WHERE key_b > 3000;

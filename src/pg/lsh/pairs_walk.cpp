@@ -682,7 +682,8 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	w.run = run;
 	w.emit = emit;
 	w.arg = arg;
-	w.leaf = (LshEntry *) palloc(sizeof(LshEntry) * LSH_TREE_CAPACITY);
+	/* room for a full leaf of the narrower (7-byte) format */
+	w.leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
 	/* two chunks of signatures (and their ids) in a quarter of work_mem */
 	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint32);
 	w.chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
@@ -718,8 +719,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
 							RelationGetRelationName(run->index), blkno)));
-		n = LshTreeCount(page);
-		memcpy(w.leaf, LshTreeEntries(page), sizeof(LshEntry) * n);
+		n = lsh_leaf_decode(page, w.leaf);
 		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 		high = opaque->high;
 		blkno = has_high ? opaque->next : InvalidBlockNumber;
