@@ -111,7 +111,7 @@ bash scripts/pgcluster.sh start "$scratch/pg" \
 . "$scratch/pg/env"
 
 {
-    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
 } | tee "$RESULTS/report.md"
 
 if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_extension.err"; then
