@@ -103,17 +103,17 @@ plan_of() {
         grep -vE 'queries' | tail -n 1
 }
 
-# "cpu_s wall_s" of one statement: the backend's user+system CPU time from
-# /proc/self/stat (read through pg_read_file, as superuser) and the client's
-# wall time. Per-core rates use the CPU time: on this shared 2-core machine
-# wall time also counts the neighbours' load.
+# "cpu_s wall_s" of one statement: the backend's CPU time from
+# /proc/self/schedstat (nanoseconds on the CPU, read through pg_read_file as
+# superuser) and the client's wall time. Per-core rates use the CPU time: on
+# this shared 2-core machine wall time also counts waiting for a CPU.
 sql_cpu() {
-    psql -X -q -tA -v ON_ERROR_STOP=1 -c "SELECT pg_read_file('/proc/self/stat')" \
-        -c '\timing on' -c "$1" -c '\timing off' -c "SELECT pg_read_file('/proc/self/stat')" |
-        awk -v hz="$(getconf CLK_TCK)" '
+    psql -X -q -tA -v ON_ERROR_STOP=1 -c "SELECT pg_read_file('/proc/self/schedstat')" \
+        -c '\timing on' -c "$1" -c '\timing off' -c "SELECT pg_read_file('/proc/self/schedstat')" |
+        awk '
             /^Time: / { wall = $2 / 1000; next }
-            /^[0-9]+ \(/ { n++; cpu[n] = ($14 + $15) / hz }
-            END { if (n < 2 || wall == "") exit 1; printf "%.3f %.3f\n", cpu[n] - cpu[1], wall }'
+            /^[0-9]+ [0-9]+ [0-9]+$/ { n++; cpu[n] = $1 / 1e9 }
+            END { if (n < 2 || wall == "") exit 1; printf "%.6f %.3f\n", cpu[n] - cpu[1], wall }'
 }
 
 # Fastest of N runs by CPU time: "cpu_s wall_s".

@@ -19,6 +19,9 @@ section_targets() {
     if [ -n "${R_lsh05_p50:-}" ] && [ -n "${R_gin05_p50:-}" ] && [ "${R_lsh05_p50}" != error ] && [ "${R_gin05_p50}" != error ]; then
         speed=$(calc "$R_gin05_p50 / $R_lsh05_p50")
         ok=$(awk -v a="$R_lsh05_recall" -v b="$R_gin05_recall" 'BEGIN { print (a >= b) ? "recall equal or better" : "recall LOWER" }')
+        if [ -n "${R_lsh05_cpu:-}" ] && [ -n "${R_gin05_cpu:-}" ]; then
+            tbl_note "By backend CPU time per query (batch of the same queries) GIN-over-bands costs $(fmt %.1f "$(calc "$R_gin05_cpu / $R_lsh05_cpu")")x the lsh index ($(fmt %.3f "$R_gin05_cpu") vs $(fmt %.3f "$R_lsh05_cpu") ms)."
+        fi
         if [ -n "${R_floor_p50:-}" ]; then
             tbl_note "Above the floor (query-row lookup alone, p50 $R_floor_p50 ms) the GIN-over-bands p50 is $(fmt %.1f "$(calc "($R_gin05_p50 - $R_floor_p50) / ($R_lsh05_p50 - $R_floor_p50 + 1e-9)")")x the lsh index's."
         fi
