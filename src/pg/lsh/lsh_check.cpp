@@ -158,8 +158,8 @@ lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
 				 errdetail("A partitioned index has no storage of its own: "
 						   "each partition has its own lsh index."),
 				 errhint("Check the partitions' indexes, e.g. SELECT relid::regclass, minhash_lsh_check(relid) "
-						 "FROM pg_partition_tree('%s') WHERE isleaf.",
-						 RelationGetRelationName(index))));
+						 "FROM pg_partition_tree(%s) WHERE isleaf.",
+						 quote_literal_cstr(quote_identifier(RelationGetRelationName(index))))));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -17,7 +17,9 @@
  * exactly as CREATE INDEX CONCURRENTLY does, and reports a heap-only tuple
  * under the TID of its HOT chain's root, as the index stores it. A digest is
  * XXH3 of the values and of (k, seed): two different signatures share one
- * with probability 2^-64.
+ * with probability 2^-64. A slot whose row no longer satisfies a partial
+ * index's predicate is not reported: the scan passes on only the rows that
+ * satisfy it, as a build would.
  *
  * Index expressions are user code: they run as the table's owner inside a
  * security-restricted operation, as in REINDEX, so that a superuser checking
