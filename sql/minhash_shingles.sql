@@ -46,6 +46,32 @@ SELECT minhash_shingles('a b', 2, 'sentence');
 SELECT minhash_shingles('a b', 2, 'WORD');
 \echo :LAST_ERROR_SQLSTATE
 
+-- The array is built in one piece: it equals its own text round trip, and
+-- minhash(doc) = minhash(minhash_shingles(doc)) on a larger document.
+WITH d AS (SELECT string_agg(md5(i::text), ' ') AS doc FROM generate_series(1, 20000) i)
+SELECT array_length(s, 1) AS n, array_ndims(s) AS ndims, array_lower(s, 1) AS lower,
+       s = s::text::text[] AS round_trip,
+       s[1] = md5('1') AND s[20000] = md5('20000') AS first_and_last,
+       minhash(doc, 'word', 1) = minhash(s) AS signature_of_shingles
+FROM d, LATERAL minhash_shingles(doc, 1) AS s;
+
+-- Too many distinct shingles for one array: 54000 (program_limit_exceeded),
+-- reported as soon as the budget is spent -- here 3.8 million distinct
+-- 256-character shingles would need more than 1 GB.
+SELECT minhash_shingles(string_agg(md5(i::text), ''), 256, 'char') IS NULL
+FROM generate_series(1, 120000) i;
+\echo :LAST_ERROR_SQLSTATE
+
+-- A long call honours statement_timeout: listing the 256-character shingles
+-- of 32 MB of text takes seconds, the timeout stops it within its 100 ms
+-- plus a little (57014 query_canceled).
+SELECT clock_timestamp() AS started \gset
+SET statement_timeout = '100ms';
+SELECT minhash_shingles(repeat('lorem ipsum dolor sit amet ', 1200000), 256, 'char') IS NULL;
+\echo :LAST_ERROR_SQLSTATE
+RESET statement_timeout;
+SELECT clock_timestamp() - :'started'::timestamptz < interval '1.5 s' AS cancelled_promptly;
+
 -- A database in another encoding converts to UTF-8 before shingling and
 -- hashing, so shingles and signatures are the same in every encoding.
 SELECT current_database() AS regress_db \gset

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +30,10 @@ constexpr int kMaxShingleSize = 256;
 // nullptr). The loop stops early and reports Status::Interrupted.
 using InterruptFlag = const volatile std::sig_atomic_t *;
 
-enum class Status : uint8_t { Ok = 0, Interrupted = 1 };
+// Interrupted: the flag was set; the caller services it and may call again.
+// TooLarge: the result would exceed the caller's byte budget (or a document
+// exceeds the 32-bit offsets of the normalizer); nothing useful was produced.
+enum class Status : uint8_t { Ok = 0, Interrupted = 1, TooLarge = 2 };
 
 // 5 for words (seed 002), 9 for characters (seed 000).
 int default_shingle_size(ShingleUnit unit) noexcept;
@@ -74,7 +79,54 @@ void for_each_shingle(const NormalizedText &norm, int k, Fn &&fn) {
         fn(std::string_view(norm.text.data() + norm.starts[i], norm.ends[i + k - 1] - norm.starts[i]));
 }
 
-// Distinct shingles in order of first appearance (what minhash_shingles shows).
+namespace detail {
+class DistinctSink;
+}
+
+// The distinct shingles of a document in order of first appearance (what
+// minhash_shingles shows). Every shingle is a substring of the normalized
+// text, so the set is that text plus one (start, length) pair per shingle:
+// nothing is copied per shingle, and the caller reads the bytes in place.
+class DistinctShingles {
+  public:
+    size_t size() const noexcept { return start_.size(); }
+    std::string_view operator[](size_t i) const noexcept {
+        return std::string_view(text_.get() + start_[i], length_[i]);
+    }
+    size_t total_bytes() const noexcept { return total_bytes_; }  // sum of the lengths
+
+  private:
+    friend class detail::DistinctSink;
+    friend Status distinct_shingles(std::string_view, const ShingleSpec &, InterruptFlag, size_t,
+                                    DistinctShingles *);
+    std::unique_ptr<char[]> text_;  // the normalized text
+    std::vector<uint32_t> start_;
+    std::vector<uint32_t> length_;
+    size_t total_bytes_ = 0;
+};
+
+// What distinct_shingles charges against max_bytes for each distinct shingle
+// beyond its length. It covers the set's own bookkeeping (a start and a
+// length, 8 bytes, plus at most 21 bytes of hash table at a load factor of at
+// least 3/8) and exceeds what a PostgreSQL text[] spends per element (a
+// 4-byte header and at most 3 bytes of alignment), so one budget bounds both
+// the core's memory beyond the normalized text and the array built from it.
+// (While a vector or the table doubles, the old and new copies coexist.)
+constexpr size_t kDistinctShingleOverhead = 32;
+
+// Streams the document's shingles into *out without recording every unit:
+// memory is the normalized text (at most normalized_capacity bytes) plus the
+// distinct shingles. Polls interrupt regularly. Returns
+//  - Ok: *out holds the set;
+//  - TooLarge: sum(length + kDistinctShingleOverhead) over the distinct
+//    shingles would exceed max_bytes (checked as each one is found, so the
+//    work stops there), or the document is too large for 32-bit offsets;
+//  - Interrupted: the flag was set.
+// On anything but Ok, *out is left empty. Throws std::bad_alloc.
+Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                         size_t max_bytes, DistinctShingles *out);
+
+// The same without a budget or interruption, as strings (tests, tools).
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec);
 
 }  // namespace minhash

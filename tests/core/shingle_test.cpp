@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +14,7 @@ using minhash::distinct_shingles;
 using minhash::normalize;
 using minhash::ShingleSpec;
 using minhash::ShingleUnit;
+using minhash::Status;
 using Strings = std::vector<std::string>;
 
 namespace {
@@ -171,4 +176,120 @@ TEST(ShingleSize, OutOfRangeFallsBackSafely) {
     EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Char, 1000}), minhash::kMaxShingleSize);
     EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Word, 7}), 7);
     EXPECT_EQ(words("a b c d e f", 0), words("a b c d e f", 5));
+}
+
+// ---- distinct_shingles with a budget and an interrupt flag ----
+
+namespace {
+
+// The reference: every window of the recorded units, deduplicated.
+Strings reference_distinct(const std::string &doc, ShingleSpec spec) {
+    const auto norm = normalize(doc, spec.unit);
+    Strings out;
+    std::set<std::string> seen;
+    minhash::for_each_shingle(norm, minhash::clamp_shingle_size(spec), [&](std::string_view s) {
+        if (seen.insert(std::string(s)).second)
+            out.emplace_back(s);
+    });
+    return out;
+}
+
+Strings as_strings(const minhash::DistinctShingles &set) {
+    Strings out;
+    for (size_t i = 0; i < set.size(); ++i)
+        out.emplace_back(set[i]);
+    return out;
+}
+
+constexpr size_t kUnlimited = ~size_t(0);
+
+}  // namespace
+
+TEST(DistinctShingles, StreamingEqualsEveryWindowDeduplicated) {
+    // Enough distinct shingles to grow the hash table many times, repeats,
+    // non-ASCII units, and k from 1 to the maximum (short-text case included).
+    std::mt19937 rng(11);
+    std::string doc;
+    const char *vocab[] = {"alpha", "Beta", "γάμμα", "δέλτα", "x", "größe", "日本", "ÉTÉ"};
+    for (int i = 0; i < 6000; ++i) {
+        doc += (rng() % 5 ? std::string(vocab[rng() % 8]) : "w" + std::to_string(rng() % 4000));
+        doc += (rng() % 7 ? " " : ", ");
+    }
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace}) {
+        for (int k : {1, 2, 5, 9, 256}) {
+            const ShingleSpec spec{u, k};
+            minhash::DistinctShingles set;
+            ASSERT_EQ(distinct_shingles(doc, spec, nullptr, kUnlimited, &set), Status::Ok);
+            const Strings expected = reference_distinct(doc, spec);
+            EXPECT_EQ(as_strings(set), expected) << minhash::shingle_unit_name(u) << " k=" << k;
+            size_t bytes = 0;
+            for (const auto &s : expected)
+                bytes += s.size();
+            EXPECT_EQ(set.total_bytes(), bytes);
+        }
+    }
+    // Short texts and empty ones, through the same path.
+    EXPECT_EQ(words("Hello, World", 5), (Strings{"hello world"}));
+    EXPECT_TRUE(words(" ;; ", 5).empty());
+}
+
+TEST(DistinctShingles, BudgetChargesEachDistinctShingleOnce) {
+    const ShingleSpec spec{ShingleUnit::Word, 1};
+    const size_t per = 1 + minhash::kDistinctShingleOverhead;  // one-letter words
+    minhash::DistinctShingles set;
+    // Three distinct shingles, repeated: repeats cost nothing.
+    const std::string doc = "a b c a b c a a a";
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 3 * per, &set), Status::Ok);
+    EXPECT_EQ(as_strings(set), (Strings{"a", "b", "c"}));
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 3 * per - 1, &set), Status::TooLarge);
+    EXPECT_EQ(set.size(), 0u);  // nothing is returned on failure
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 0, &set), Status::TooLarge);
+    // The empty set fits any budget.
+    EXPECT_EQ(distinct_shingles(" , ", spec, nullptr, 0, &set), Status::Ok);
+    EXPECT_EQ(set.size(), 0u);
+}
+
+TEST(DistinctShingles, TooLargeStopsEarly) {
+    // Millions of distinct character shingles against a 1 MB budget: the
+    // answer comes as soon as the budget is spent, not after the document.
+    std::string doc(size_t(32) << 20, ' ');
+    uint64_t x = 1;
+    for (size_t i = 0; i < doc.size(); i += 1 + x % 13) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        doc[i] = static_cast<char>('a' + (x >> 59));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    minhash::DistinctShingles set;
+    EXPECT_EQ(distinct_shingles(doc, {ShingleUnit::Char, 9}, nullptr, size_t(1) << 20, &set),
+              Status::TooLarge);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // 1 MB / (9 + 32) bytes ≈ 25,600 shingles ≈ 25 KB of input; normalizing
+    // all 32 MB would take far longer than this (generous, sanitizers included).
+    EXPECT_LT(seconds, 0.5);
+}
+
+TEST(DistinctShingles, InterruptFlagStopsTheWork) {
+    std::string doc;
+    for (int i = 0; i < 20000; ++i)
+        doc += "word" + std::to_string(i) + ' ';
+    volatile std::sig_atomic_t pending = 1;
+    minhash::DistinctShingles set;
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace}) {
+        pending = 1;
+        EXPECT_EQ(distinct_shingles(doc, {u, 3}, &pending, kUnlimited, &set), Status::Interrupted);
+        EXPECT_EQ(set.size(), 0u);
+        pending = 0;
+        EXPECT_EQ(distinct_shingles(doc, {u, 3}, &pending, kUnlimited, &set), Status::Ok);
+        EXPECT_EQ(as_strings(set), reference_distinct(doc, {u, 3}));
+    }
+}
+
+TEST(DistinctShingles, InterruptIsPolledBetweenLongTokens) {
+    // Two units of 8 MB each: polling per input bytes (not only per unit count) sees the flag.
+    const std::string doc(8 << 20, 'x');
+    volatile std::sig_atomic_t pending = 1;
+    minhash::DistinctShingles set;
+    EXPECT_EQ(distinct_shingles(doc + " " + doc, {ShingleUnit::Word, 1}, &pending, kUnlimited, &set),
+              Status::Interrupted);
 }
