@@ -12,7 +12,6 @@
 // hashed without building a string.
 #pragma once
 
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,20 +19,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/status.h"
+
 namespace minhash {
 
 enum class ShingleUnit : uint8_t { Word = 0, Char = 1, CharNoSpace = 2 };
 
 constexpr int kMaxShingleSize = 256;
-
-// Polled by long loops; the caller passes PostgreSQL's InterruptPending (or
-// nullptr). The loop stops early and reports Status::Interrupted.
-using InterruptFlag = const volatile std::sig_atomic_t *;
-
-// Interrupted: the flag was set; the caller services it and may call again.
-// TooLarge: the result would exceed the caller's byte budget (or a document
-// exceeds the 32-bit offsets of the normalizer); nothing useful was produced.
-enum class Status : uint8_t { Ok = 0, Interrupted = 1, TooLarge = 2 };
 
 // 5 for words (seed 002), 9 for characters (seed 000).
 int default_shingle_size(ShingleUnit unit) noexcept;
