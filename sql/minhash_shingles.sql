@@ -28,6 +28,13 @@ SELECT minhash_shingles('Ärger über Öl, ÜBER ärger', 2);
 SELECT minhash_shingles('ÄÖü', 2, 'char');
 SELECT minhash_shingles('Ελληνικά κείμενα', 1);
 SELECT array_length(minhash_shingles(repeat('x', 300), 256, 'char'), 1) AS k_256_allowed;
+-- full case folding: texts differing only in case have the same shingles,
+-- also where lowercasing one character at a time would not make them equal
+SELECT minhash_shingles('ΣΟΦΙΑΣ Σοφιας σοφιας', 1) AS final_sigma,
+       minhash_shingles('Straße STRASSE STRAẞE', 1) AS sharp_s,
+       minhash_shingles('ﬁle FILE', 1) AS ligature,
+       minhash_shingles('Maß', 2, 'char') AS one_char_two_units;
+SELECT minhash('Die Straße des Sokrates'::text) = minhash('DIE STRASSE DES SOKRATES'::text) AS same_signature;
 
 -- named arguments
 SELECT minhash_shingles(doc => 'a b c', unit => 'char_nospace', k => 2);

@@ -2,6 +2,8 @@
 // distinct shingles a user sees (minhash_shingles).
 #include "core/shingle.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -36,6 +38,97 @@ static constexpr AsciiTables make_ascii_tables() {
 
 const AsciiTables kAscii = make_ascii_tables();
 
+namespace {
+
+// Full case folding (Unicode CaseFolding.txt, statuses C and F, as
+// libunistring's u8_casefold applies it) equals lowercasing (uc_tolower) for
+// all but a few hundred code points: ß → "ss", ς → σ, ſ → s, ﬁ → "fi",
+// ẞ → "ss", İ → "i̇", ǰ → "ǰ" (decomposed), Cherokee small letters → capitals
+// ... This table holds those code points with their foldings, so every code
+// point takes a cheap path: a bit test, then lowercasing or a binary search.
+// They all lie in the BMP (outside it folding is lowercasing; the tests check
+// every code point against u8_casefold). Built once per process by asking
+// libunistring about each BMP code point, a few milliseconds: the answer
+// follows the installed Unicode data rather than a copy of it.
+class FoldExceptions {
+  public:
+    FoldExceptions() noexcept {
+        for (ucs4_t uc = 0x80; uc < 0x10000; ++uc) {
+            if (uc >= 0xD800 && uc < 0xE000)  // surrogates are not characters
+                continue;
+            uint8_t in[4], lower[4];
+            Entry e{uc, 0, {}};
+            const int in_len = u8_uctomb(in, uc, 4);
+            const int lower_len = u8_uctomb(lower, uc_tolower(uc), 4);
+            size_t len = sizeof e.bytes;
+            uint8_t *r = u8_casefold(in, static_cast<size_t>(in_len), nullptr, nullptr, e.bytes, &len);
+            if (r != e.bytes) {  // longer than kMaxFoldedBytes (none is), or no memory
+                std::free(r);
+                mark(uc);  // not in entries_: folded by u8_casefold on each use
+                continue;
+            }
+            if (len == static_cast<size_t>(lower_len) && std::memcmp(e.bytes, lower, len) == 0)
+                continue;
+            mark(uc);
+            if (count_ < kMaxEntries) {
+                e.len = static_cast<uint8_t>(len);
+                entries_[count_++] = e;  // ascending code points
+            }
+        }
+    }
+
+    // Writes the folding of uc (UTF-8 s[0..len)) to out; false if uc folds
+    // like its lowercase.
+    bool fold(ucs4_t uc, const unsigned char *s, int len, char *out, uint8_t *out_len) const noexcept {
+        if (uc >= 0x10000 || ((bits_[uc >> 6] >> (uc & 63)) & 1) == 0)
+            return false;
+        const Entry *e = std::lower_bound(entries_, entries_ + count_, uc,
+                                          [](const Entry &x, ucs4_t c) { return x.uc < c; });
+        if (e != entries_ + count_ && e->uc == uc) {
+            std::memcpy(out, e->bytes, e->len);
+            *out_len = e->len;
+            return true;
+        }
+        size_t n = kMaxFoldedBytes;
+        auto *o = reinterpret_cast<uint8_t *>(out);
+        uint8_t *r = u8_casefold(s, static_cast<size_t>(len), nullptr, nullptr, o, &n);
+        if (r != o) {
+            std::free(r);
+            return false;
+        }
+        *out_len = static_cast<uint8_t>(n);
+        return true;
+    }
+
+  private:
+    static constexpr size_t kMaxEntries = 1024;  // Unicode 14 has 298
+    struct Entry {
+        ucs4_t uc;
+        uint8_t len;
+        uint8_t bytes[kMaxFoldedBytes];
+    };
+    void mark(ucs4_t uc) { bits_[uc >> 6] |= uint64_t(1) << (uc & 63); }
+
+    uint64_t bits_[0x10000 / 64] = {};
+    size_t count_ = 0;
+    Entry entries_[kMaxEntries];
+};
+
+// uc (its UTF-8 bytes s[0..len)) fully case-folded into out (kMaxFoldedBytes).
+uint8_t fold_code_point(ucs4_t uc, const unsigned char *s, int len, char *out) noexcept {
+    static const FoldExceptions exceptions;  // thread-safe initialisation (C++11)
+    uint8_t n = 0;
+    if (exceptions.fold(uc, s, len, out, &n))
+        return n;
+    const int m = u8_uctomb(reinterpret_cast<uint8_t *>(out), uc_tolower(uc), 4);
+    if (m > 0)
+        return static_cast<uint8_t>(m);
+    std::memcpy(out, s, static_cast<size_t>(len));  // cannot happen for a valid code point
+    return static_cast<uint8_t>(len);
+}
+
+}  // namespace
+
 void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAscii *cp) noexcept {
     ucs4_t uc = 0;
     const int len = u8_mbtoucr(&uc, s, n);
@@ -62,17 +155,7 @@ void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAsc
                   : kUnit;
     }
     cp->cls = cls;
-    if (cls == kSeparator) {
-        cp->out_len = 0;
-        return;
-    }
-    const int out = u8_uctomb(reinterpret_cast<uint8_t *>(cp->out), uc_tolower(uc), 4);
-    if (out > 0) {
-        cp->out_len = static_cast<uint8_t>(out);
-    } else {  // cannot happen for a valid code point; keep the original bytes
-        std::memcpy(cp->out, s, static_cast<size_t>(len));
-        cp->out_len = static_cast<uint8_t>(len);
-    }
+    cp->out_len = cls == kSeparator ? 0 : fold_code_point(uc, s, len, cp->out);
 }
 
 }  // namespace detail
@@ -126,7 +209,7 @@ struct RecordingSink {
 
 NormalizedText normalize(std::string_view doc, ShingleUnit unit) {
     // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 64) / 2)
+    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
         throw std::length_error("document too large to shingle");
     NormalizedText norm;
     norm.text.resize(detail::normalized_capacity(doc.size()));
@@ -290,7 +373,7 @@ Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, Interrup
                          size_t max_bytes, DistinctShingles *out) {
     *out = DistinctShingles();
     // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 64) / 2)
+    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
         return Status::TooLarge;
     const int k = clamp_shingle_size(spec);
     DistinctShingles set;

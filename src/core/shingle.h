@@ -1,10 +1,13 @@
 // Shingling: turn a document into the set of its k-shingles.
 //
 // Word shingles: tokens are maximal runs of Unicode letters and digits,
-// lowercased; a shingle is k consecutive tokens joined by one space.
-// Character shingles: the text lowercased with every whitespace run collapsed
-// to one space (trimmed at both ends), or with whitespace dropped entirely
-// (CharNoSpace); a shingle is k consecutive code points.
+// case-folded; a shingle is k consecutive tokens joined by one space.
+// Character shingles: the text case-folded with every whitespace run
+// collapsed to one space (trimmed at both ends), or with whitespace dropped
+// entirely (CharNoSpace); a shingle is k consecutive code points of it.
+// Case folding is Unicode's full case folding (CaseFolding.txt, C and F),
+// so "Straße" and "STRASSE", "ΣΟΦΙΑΣ" and "σοφιας" are the same; no Unicode
+// normalization is applied ("é" and "e" + U+0301 differ).
 // A text with fewer than k units yields one shingle, its whole normalized
 // form, so short texts still compare; an empty normalized text yields none.
 //
@@ -45,7 +48,7 @@ int clamp_shingle_size(const ShingleSpec &spec) noexcept;
 
 // A document in normalized form and where its shingles start and end.
 struct NormalizedText {
-    std::string text;              // lowercased, units separated as described above
+    std::string text;              // case-folded, units separated as described above
     std::vector<uint32_t> starts;  // byte offset of each unit (word or code point)
     std::vector<uint32_t> ends;    // byte offset one past each unit
 };

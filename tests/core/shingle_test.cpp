@@ -2,6 +2,8 @@
 #include "core/shingle.h"
 
 #include <gtest/gtest.h>
+#include <unicase.h>
+#include <unistr.h>
 
 #include <chrono>
 #include <csignal>
@@ -9,6 +11,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "core/normalize_impl.h"
 
 using minhash::distinct_shingles;
 using minhash::normalize;
@@ -52,12 +56,33 @@ TEST(ShingleUnit, DefaultsAndNames) {
     EXPECT_FALSE(minhash::parse_shingle_unit("chars", &parsed));
 }
 
-TEST(WordShingles, NonAsciiLettersAreLoweredAndPunctuationSeparates) {
+TEST(WordShingles, NonAsciiLettersAreCaseFoldedAndPunctuationSeparates) {
     const std::string doc = "Ça va? Über-Größe";
-    EXPECT_EQ(normalize(doc, ShingleUnit::Word).text, "ça va über größe");
-    EXPECT_EQ(units(doc, ShingleUnit::Word), (Strings{"ça", "va", "über", "größe"}));
-    EXPECT_EQ(words(doc, 2), (Strings{"ça va", "va über", "über größe"}));
-    EXPECT_EQ(words(doc, 4), (Strings{"ça va über größe"}));
+    EXPECT_EQ(normalize(doc, ShingleUnit::Word).text, "ça va über grösse");
+    EXPECT_EQ(units(doc, ShingleUnit::Word), (Strings{"ça", "va", "über", "grösse"}));
+    EXPECT_EQ(words(doc, 2), (Strings{"ça va", "va über", "über grösse"}));
+    EXPECT_EQ(words(doc, 4), (Strings{"ça va über grösse"}));
+}
+
+// Full case folding: texts that differ only in case compare equal even where
+// lowercasing one character at a time would keep them apart.
+TEST(WordShingles, FullCaseFolding) {
+    auto same = [](const std::string &a, const std::string &b) {
+        EXPECT_EQ(normalize(a, ShingleUnit::Word).text, normalize(b, ShingleUnit::Word).text)
+            << a << " / " << b;
+        EXPECT_EQ(normalize(a, ShingleUnit::Char).text, normalize(b, ShingleUnit::Char).text)
+            << a << " / " << b;
+    };
+    same("ΣΟΦΙΑΣ ΟΔΟΣ", "σοφιας οδος");  // final sigma ς folds to σ, as Σ does
+    same("STRASSE", "Straße");            // ß folds to "ss"
+    same("GROẞE", "große");               // so does the capital ẞ
+    same("ﬁle ﬂow", "FILE FLOW");         // ligatures fold to their letters
+    same("ſpeed", "SPEED");               // long s
+    same("ᏣᎳᎩ", "ꮳꮃꭹ");                    // Cherokee small letters fold to the capitals
+    EXPECT_EQ(normalize("ΣΟΦΙΑΣ", ShingleUnit::Word).text, "σοφιασ");
+    EXPECT_EQ(normalize("İstanbul", ShingleUnit::Word).text, "i\u0307stanbul");  // no Turkish rules
+    // No Unicode normalization: a precomposed letter and its decomposition differ.
+    EXPECT_NE(normalize("é", ShingleUnit::Word).text, normalize("e\u0301", ShingleUnit::Word).text);
 }
 
 TEST(WordShingles, OtherScripts) {
@@ -118,9 +143,17 @@ TEST(CharShingles, WhitespaceCollapsedAndTrimmed) {
 }
 
 TEST(CharShingles, CodePointsNotBytes) {
-    EXPECT_EQ(chars("GRÖßE", 2), (Strings{"gr", "rö", "öß", "ße"}));
+    EXPECT_EQ(chars("GRÖẞE", 2), (Strings{"gr", "rö", "ös", "ss", "se"}));
     EXPECT_EQ(units("ça", ShingleUnit::Char), (Strings{"ç", "a"}));
     EXPECT_EQ(chars("日本語", 2), (Strings{"日本", "本語"}));
+}
+
+// A character whose folding is several code points contributes that many units.
+TEST(CharShingles, FoldedCodePointsAreUnits) {
+    EXPECT_EQ(units("aß", ShingleUnit::Char), (Strings{"a", "s", "s"}));
+    EXPECT_EQ(units("ΐ", ShingleUnit::CharNoSpace), (Strings{"ι", "\u0308", "\u0301"}));
+    EXPECT_EQ(chars("Maße", 3), chars("MASSE", 3));
+    EXPECT_EQ(nospace("ﬃ x", 2), (Strings{"ff", "fi", "ix"}));
 }
 
 TEST(CharShingles, NoSpaceVariantDropsWhitespace) {
@@ -156,18 +189,65 @@ TEST(Normalize, ControlCharactersSeparate) {
 
 TEST(Normalize, UnitOffsetsCoverTheText) {
     const auto norm = normalize("Größe und  Maß", ShingleUnit::Word);
-    EXPECT_EQ(norm.text, "größe und maß");
+    EXPECT_EQ(norm.text, "grösse und mass");
     EXPECT_EQ(norm.starts, (std::vector<uint32_t>{0, 8, 12}));
     EXPECT_EQ(norm.ends, (std::vector<uint32_t>{7, 11, 16}));
 }
 
-TEST(Normalize, LowercasingMayChangeTheByteLength) {
-    // U+023A (2 bytes) lowercases to U+2C65 (3 bytes); U+212A KELVIN SIGN (3) to 'k' (1).
+TEST(Normalize, CaseFoldingMayChangeTheByteLength) {
+    // U+023A (2 bytes) folds to U+2C65 (3 bytes); U+212A KELVIN SIGN (3) to 'k' (1).
     EXPECT_EQ(normalize("\u023a\u023a \u212a", ShingleUnit::Word).text, "\u2c65\u2c65 k");
     std::string doc;
     for (int i = 0; i < 1000; ++i)
         doc += "\u023a";
     EXPECT_EQ(normalize(doc, ShingleUnit::Char).text.size(), 3000u);
+    // The largest growth: U+0390 (2 bytes) folds to three code points, 6 bytes.
+    std::string worst;
+    for (int i = 0; i < 1000; ++i)
+        worst += "\u0390";
+    EXPECT_EQ(normalize(worst, ShingleUnit::CharNoSpace).text.size(), 6000u);
+    EXPECT_EQ(normalize(worst, ShingleUnit::Word).text.size(), 6000u);
+}
+
+// Every code point, against libunistring's u8_casefold: the per-character
+// folding (lowercasing outside the exceptions the table marks) is exactly
+// full case folding, and never grows more than the normalizer's capacity allows.
+TEST(Normalize, FoldingOfEveryCodePointIsFullCaseFolding) {
+    size_t folded_differently = 0;
+    for (ucs4_t uc = 0x80; uc < 0x110000; ++uc) {
+        if (uc >= 0xD800 && uc < 0xE000)
+            continue;
+        uint8_t in[4];
+        const int in_len = u8_uctomb(in, uc, 4);
+        ASSERT_GT(in_len, 0);
+        minhash::detail::NonAscii cp;
+        minhash::detail::classify_non_ascii(in, static_cast<size_t>(in_len), false, &cp);
+        ASSERT_EQ(cp.in_len, in_len);
+        if (cp.cls == minhash::detail::kSeparator)
+            continue;
+        uint8_t expected[32];
+        size_t expected_len = sizeof expected;
+        ASSERT_EQ(u8_casefold(in, static_cast<size_t>(in_len), nullptr, nullptr, expected,
+                              &expected_len),
+                  expected);
+        ASSERT_EQ(std::string(cp.out, cp.out_len),
+                  std::string(reinterpret_cast<char *>(expected), expected_len))
+            << "U+" << std::hex << uc;
+        ASSERT_LE(cp.out_len, minhash::detail::kMaxExpansion * static_cast<size_t>(in_len));
+        // Word mode folds letters the same way.
+        minhash::detail::NonAscii word;
+        minhash::detail::classify_non_ascii(in, static_cast<size_t>(in_len), true, &word);
+        if (word.cls != minhash::detail::kSeparator) {
+            ASSERT_EQ(std::string(word.out, word.out_len), std::string(cp.out, cp.out_len));
+        }
+        uint8_t lower[4];
+        const int lower_len = u8_uctomb(lower, uc_tolower(uc), 4);
+        folded_differently += std::string(cp.out, cp.out_len) !=
+                              std::string(reinterpret_cast<char *>(lower), lower_len);
+    }
+    // ß, ς, ſ, ligatures, Cherokee, ...: a few hundred (298 in Unicode 14).
+    EXPECT_GT(folded_differently, 200u);
+    EXPECT_LT(folded_differently, 400u);
 }
 
 TEST(ShingleSize, OutOfRangeFallsBackSafely) {
