@@ -123,3 +123,30 @@ SELECT count(*) AS problems FROM minhash_lsh_check('copyright_lsh');
 \else
 \echo 'the lsh index is not built yet'
 \endif
+
+\echo '==== 10. Deduplication: every cluster of near-identical files in one walk of the index ===='
+SELECT EXISTS (SELECT FROM pg_proc WHERE proname = 'minhash_clusters') AS have_clusters \gset
+\if :have_lsh
+\if :have_clusters
+\echo '-- clusters at estimated Jaccard >= 0.8, named after their smallest key (the row to keep)'
+\timing on
+\set ECHO queries
+SELECT cluster_id AS kept, count(*) AS files,
+       left(string_agg(key, ' ' ORDER BY key), 60) AS members
+FROM minhash_clusters('copyright_lsh', 'pkg', key_type => NULL::text, threshold => 0.8)
+GROUP BY cluster_id ORDER BY files DESC, kept LIMIT 8;
+\set ECHO none
+\timing off
+\echo '-- keep one row per cluster'
+\set ECHO queries
+DELETE FROM copyright
+WHERE pkg IN (SELECT key FROM minhash_clusters('copyright_lsh', 'pkg', key_type => NULL::text, threshold => 0.8)
+              WHERE key <> cluster_id);
+SELECT count(*) AS files_left FROM copyright;
+\set ECHO none
+\else
+\echo 'the pairs and clusters functions are not built yet'
+\endif
+\else
+\echo 'the lsh index is not built yet'
+\endif

@@ -55,14 +55,14 @@ check_truth() {
         "pairs|max abs difference|mean abs error of the 128-permutation estimate|model sqrt(2/pi) sqrt(J(1-J)/128)"
     local r
     r=$(q -F'|' -c "
-        WITH p AS (SELECT * FROM truth ORDER BY hashint4(a * 31 + b) LIMIT 1000)
+        WITH p AS (SELECT * FROM truth ORDER BY hashint8(a::int8 * 31 + b) LIMIT 1000)
         SELECT max(abs(jaccard(minhash_shingles(x.body), minhash_shingles(y.body)) - p.j)),
                avg(abs(jaccard(x.sig, y.sig) - p.j)), avg(sqrt(2 / pi()) * sqrt(p.j * (1 - p.j) / 128))
         FROM p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b")
     IFS='|' read -r d e m <<<"$r"
     tbl_row "documents (word 5-shingles)|$(fmt %.2g "$d")|$(fmt %.4f "$e")|$(fmt %.4f "$m")"
     r=$(q -F'|' -c "
-        WITH p AS (SELECT * FROM baskets_truth ORDER BY hashint4(a * 31 + b) LIMIT 1000)
+        WITH p AS (SELECT * FROM baskets_truth ORDER BY hashint8(a::int8 * 31 + b) LIMIT 1000)
         SELECT max(abs(jaccard(x.items, y.items) - p.j)),
                avg(abs(jaccard(minhash(x.items), minhash(y.items)) - p.j)), avg(sqrt(2 / pi()) * sqrt(p.j * (1 - p.j) / 128))
         FROM p JOIN baskets_raw x ON x.id = p.a JOIN baskets_raw y ON y.id = p.b")

@@ -54,7 +54,7 @@ section_plots() {
     # num_perm, beside the binomial model's sqrt(2/pi) * sqrt(J(1-J)/k).
     plot_tsv error_vs_numperm "
         WITH p AS (SELECT t.a, t.b, t.j FROM truth t WHERE t.planted AND t.j BETWEEN 0.05 AND 0.95
-                   ORDER BY hashint4(t.a * 7919 + t.b) LIMIT 300)
+                   ORDER BY hashint8(t.a::int8 * 7919 + t.b) LIMIT 300)
         SELECT n, avg(abs(jaccard(minhash(x.body, 'word', 0, n), minhash(y.body, 'word', 0, n)) - p.j)),
                avg(sqrt(2 / pi()) * sqrt(p.j * (1 - p.j) / n))
         FROM p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b,

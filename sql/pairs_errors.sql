@@ -1,0 +1,100 @@
+-- Bad arguments of minhash_similar_pairs and minhash_clusters: clear errors.
+-- Every error is followed by its SQLSTATE.
+
+-- A walk longer than 10 s reports progress in NOTICEs: not in expected output
+SET client_min_messages = warning;
+
+CREATE TABLE perr (id int PRIMARY KEY, name text, body text, pt point, sig minhash);
+INSERT INTO perr VALUES (1, 'a', 'some text', point(1, 1), minhash('some text'::text)),
+                        (2, 'b', 'some text', point(2, 2), minhash('some text'::text));
+CREATE INDEX perr_idx ON perr USING lsh (sig);
+CREATE INDEX perr_btree ON perr (name);
+
+-- not an lsh index: a table, a btree index
+SELECT * FROM minhash_similar_pairs('perr', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_btree', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('no_such_index', 'id');
+\echo :LAST_ERROR_SQLSTATE
+-- NULL index or key column
+SELECT * FROM minhash_similar_pairs(NULL, 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_clusters('perr_idx', NULL);
+\echo :LAST_ERROR_SQLSTATE
+-- no such column
+SELECT * FROM minhash_similar_pairs('perr_idx', 'nope');
+\echo :LAST_ERROR_SQLSTATE
+-- a key that does not convert to the result type
+SELECT * FROM minhash_similar_pairs('perr_idx', 'name');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'name', key_type => NULL::int);
+\echo :LAST_ERROR_SQLSTATE
+-- keys must have an order to name clusters (point has none)
+SELECT * FROM minhash_similar_pairs('perr_idx', 'pt', NULL::point);
+SELECT * FROM minhash_clusters('perr_idx', 'pt', NULL::point);
+\echo :LAST_ERROR_SQLSTATE
+-- threshold outside [0, 1] or not a number
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', 1.5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', -0.1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_clusters('perr_idx', 'id', 'NaN'::float8);
+\echo :LAST_ERROR_SQLSTATE
+-- unknown clustering mode
+SELECT * FROM minhash_clusters('perr_idx', 'id', mode => 'transitive');
+\echo :LAST_ERROR_SQLSTATE
+-- exact verification without a text, with bad shingle options
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'pt');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', unit => 'sentence');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => 300);
+\echo :LAST_ERROR_SQLSTATE
+-- shingle options without exact
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', text_column => 'body');
+\echo :LAST_ERROR_SQLSTATE
+-- the same call, corrected
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => 2);
+
+-- privileges: SELECT on the columns read (key, signature, text), no row-level security
+CREATE ROLE regress_pairs_reader;
+SET ROLE regress_pairs_reader;
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT SELECT (id) ON perr TO regress_pairs_reader;
+SET ROLE regress_pairs_reader;
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT SELECT (sig) ON perr TO regress_pairs_reader;
+SET ROLE regress_pairs_reader;
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id');
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT SELECT ON perr TO regress_pairs_reader;
+ALTER TABLE perr ENABLE ROW LEVEL SECURITY;
+CREATE POLICY perr_first ON perr FOR SELECT USING (id = 1);
+SET ROLE regress_pairs_reader;
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP TABLE perr;
+DROP ROLE regress_pairs_reader;
+
+-- an index left invalid by a failed build
+CREATE TABLE perr2 (id int, sig minhash);
+INSERT INTO perr2 VALUES (1, minhash('a'::text)), (2, minhash('b'::text, num_perm => 64));
+CREATE INDEX CONCURRENTLY perr2_idx ON perr2 USING lsh (sig);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr2_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE perr2;

@@ -1,0 +1,146 @@
+/*
+ * All similar pairs and duplicate clusters of a table, read off an lsh index
+ * in one pass (minhash_similar_pairs, minhash_clusters; docs/pairs.md).
+ *
+ * The pipeline, one file per stage:
+ *  pairs_setup.cpp    arguments, relations, privileges, the key and text expressions
+ *  pairs_walk.cpp     the leaf walk: band groups, candidate pairs, verification
+ *  pairs_rows.cpp     rows by row id: snapshot visibility, key, shingles (bounded cache)
+ *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
+ *  pairs_funcs.cpp    minhash_similar_pairs
+ *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
+ *
+ * Dedup without memory: two rows that share several bands meet in several
+ * band groups. A candidate pair met in the group of key K is verified only
+ * if K is the key of the first band in which the two stored signatures are
+ * fully equal; that group is met exactly once in the walk (row ids are
+ * deduplicated within a group), so every pair comes out once with no set of
+ * pairs seen.
+ */
+#ifndef MINHASH_PG_LSH_PAIRS_H
+#define MINHASH_PG_LSH_PAIRS_H
+
+#include "core/shingle.h"
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "executor/executor.h"
+#include "utils/snapshot.h"
+}
+
+/* row cache entry states */
+#define PAIRS_ROW_EMPTY		0
+#define PAIRS_ROW_INVISIBLE	1	/* not visible to the snapshot, or key NULL, or TID moved */
+#define PAIRS_ROW_VISIBLE	2
+
+/* distinct shingle hashes of a row's text, sorted ascending */
+typedef struct PairsShingles
+{
+	int32		n;
+	uint64		h[FLEXIBLE_ARRAY_MEMBER];
+} PairsShingles;
+
+/* What the walk knows of a row: one heap fetch per row while it stays cached. */
+typedef struct PairsRow
+{
+	uint32		rowid;
+	uint8		status;			/* PAIRS_ROW_* */
+	bool		text_isnull;	/* exact mode: the text is NULL (never similar) */
+	ItemPointerData tid;		/* the heap TID the slot named when fetched */
+	Datum		key;			/* in the cache's arena when by reference */
+	PairsShingles *shingles;	/* exact mode */
+} PairsRow;
+
+typedef struct PairsArgs
+{
+	Oid			indexoid;
+	const char *key_column;
+	Oid			key_type;		/* type the keys are returned as */
+	double		threshold;
+	bool		exact;
+	const char *text_column;	/* NULL: from the index expression */
+	text	   *unit;			/* NULL: from the index expression, else 'word' */
+	int32		k;				/* -1: from the index expression, else 0 (the default) */
+	const char *funcname;		/* for messages */
+	Oid			ext_namespace;	/* schema of the extension's functions */
+} PairsArgs;
+
+struct PairsRun;
+
+/* Called once per pair (a's key sorts before b's when the key type has an order). */
+typedef void (*PairsEmitFn) (struct PairsRun *run, void *arg, const PairsRow *a,
+							 const PairsRow *b, double similarity);
+
+typedef struct PairsRun
+{
+	PairsArgs	args;
+	Relation	heap;
+	Relation	index;
+	LshIndexParams params;		/* num_perm = 0: nothing was ever inserted */
+	BlockNumber leftmost;
+	BlockNumber nblocks;		/* index size when the walk started */
+	uint64		nrowids;		/* row ids of rows visible to the snapshot are below this */
+
+	/* rows: heap fetches under the query's snapshot */
+	Snapshot	snapshot;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	EState	   *estate;
+	ExprContext *econtext;
+	ExprState  *key_expr;		/* the key column, coerced to key_type */
+	ExprState  *text_expr;		/* exact mode: the text to shingle */
+	minhash::ShingleSpec spec;	/* exact mode */
+	int16		key_typlen;
+	bool		key_typbyval;
+	FmgrInfo	key_cmp;		/* btree comparison of key_type, if key_has_cmp */
+	bool		key_has_cmp;
+	Oid			key_collation;
+
+	/* the row cache (pairs_rows.cpp) */
+	MemoryContext cache_cxt;	/* keys and shingles of cached rows */
+	PairsRow   *cache;
+	uint32		cache_cap;		/* power of two */
+	uint32		cache_count;
+	uint32		cache_max;		/* entries before a reset */
+	Size		cache_arena_max;
+
+	/* the walk (pairs_walk.cpp) */
+	MemoryContext cxt;			/* everything of the run */
+	Size		budget;			/* bytes for one group's signatures */
+	TimestampTz started;
+	TimestampTz last_notice;
+	int			last_decile;
+
+	/* counters, reported at DEBUG1 and in progress NOTICEs */
+	uint64		leaves;
+	uint64		entries;
+	uint64		groups;			/* band groups of two rows or more */
+	uint64		spilled_groups;
+	uint64		candidates;		/* pairs verified (first shared band) */
+	uint64		pairs;			/* pairs emitted */
+	uint64		fetches;		/* heap fetches */
+	uint64		cache_resets;
+} PairsRun;
+
+/* pairs_setup.cpp */
+void		pairs_begin(PairsRun *run, const PairsArgs *args);
+void		pairs_end(PairsRun *run);
+void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *funcname,
+							 bool polymorphic, int threshold_arg, int exact_arg);
+int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
+
+/* pairs_walk.cpp */
+void		pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg);
+
+/* pairs_rows.cpp */
+void		pairs_cache_init(PairsRun *run);
+void		pairs_resolve(PairsRun *run, uint32 ida, ItemPointer tida, uint32 idb,
+						  ItemPointer tidb, PairsRow **a, PairsRow **b);
+
+/* pairs_exact.cpp */
+PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec);
+double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
+
+#endif

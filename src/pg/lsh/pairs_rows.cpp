@@ -1,0 +1,163 @@
+/*
+ * Rows by row id: whether the heap row an index slot names is visible to the
+ * query's snapshot, its key and (exact mode) its shingles.
+ *
+ * A row takes part in many pairs, and meets its partners in up to `bands`
+ * band groups scattered over the walk, so each row is fetched once and kept
+ * in a cache: an open-addressing table of row ids (half of work_mem) whose
+ * keys and shingles live in an arena (a quarter of work_mem). When either is
+ * full the whole cache is dropped and refilled on demand -- memory stays
+ * bounded, and a larger work_mem buys fewer repeated heap fetches.
+ *
+ * A cached answer stays right for the whole walk: a row visible to the
+ * snapshot cannot be vacuumed away (the snapshot holds back the horizon), so
+ * its slot is not reused; a slot that held an invisible row can only be
+ * reused by a row inserted after the snapshot, invisible too. The TID is
+ * kept anyway and a different one is fetched afresh.
+ */
+#include "pg/lsh/pairs.h"
+
+extern "C" {
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+}
+
+void
+pairs_cache_init(PairsRun *run)
+{
+	Size		table_bytes = (Size) work_mem * 1024 / 2;
+	uint32		cap = 1024;
+
+	while ((Size) cap * 2 * sizeof(PairsRow) <= table_bytes && cap < (1U << 30))
+		cap *= 2;
+	run->cache_cap = cap;
+	run->cache_max = cap / 4 * 3;
+	run->cache_count = 0;
+	run->cache = (PairsRow *) palloc_extended(sizeof(PairsRow) * cap, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	run->cache_arena_max = (Size) work_mem * 1024 / 4;
+	/* blocks small enough that the arena's measured size tracks its bound */
+	run->cache_cxt = AllocSetContextCreate(run->cxt, "minhash pairs rows", 0, 8 * 1024,
+										   Max(8 * 1024, Min(run->cache_arena_max / 8,
+															 ALLOCSET_DEFAULT_MAXSIZE)));
+}
+
+static void
+cache_reset(PairsRun *run)
+{
+	memset(run->cache, 0, sizeof(PairsRow) * run->cache_cap);
+	run->cache_count = 0;
+	MemoryContextReset(run->cache_cxt);
+	run->cache_resets++;
+}
+
+/* the entry of rowid, or the empty entry where it would go */
+static PairsRow *
+cache_lookup(PairsRun *run, uint32 rowid)
+{
+	uint32		mask = run->cache_cap - 1;
+	uint32		i = murmurhash32(rowid) & mask;
+
+	for (;;)
+	{
+		PairsRow   *e = &run->cache[i];
+
+		if (e->status == PAIRS_ROW_EMPTY || e->rowid == rowid)
+			return e;
+		i = (i + 1) & mask;
+	}
+}
+
+/* Fetch the row the slot named and fill r (status, key, shingles). */
+static void
+fetch_row(PairsRun *run, PairsRow *r)
+{
+	ExprContext *econtext = run->econtext;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		isnull;
+	Datum		key;
+	MemoryContext oldcxt;
+
+	run->fetches++;
+	r->status = PAIRS_ROW_INVISIBLE;
+	r->shingles = NULL;
+	r->text_isnull = false;
+	if (!table_index_fetch_tuple(run->fetch, &r->tid, run->snapshot, run->slot,
+								 &call_again, &all_dead))
+		return;
+
+	econtext->ecxt_scantuple = run->slot;
+	oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	key = ExecEvalExpr(run->key_expr, econtext, &isnull);
+	/* a row without a key cannot be named in the result: left out (docs/pairs.md) */
+	if (!isnull)
+	{
+		if (run->args.exact)
+		{
+			Datum		doc = ExecEvalExpr(run->text_expr, econtext, &isnull);
+
+			if (isnull)
+				r->text_isnull = true;
+			else
+			{
+				PairsShingles *s = pairs_shingles(DatumGetTextPP(doc), &run->spec);
+				Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
+
+				r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
+				memcpy(r->shingles, s, size);
+			}
+		}
+		MemoryContextSwitchTo(run->cache_cxt);
+		if (run->key_typbyval)
+			r->key = key;
+		else if (run->key_typlen == -1)
+			r->key = PointerGetDatum(PG_DETOAST_DATUM_COPY(key));	/* no TOAST pointers in results */
+		else
+			r->key = datumCopy(key, false, run->key_typlen);
+		r->status = PAIRS_ROW_VISIBLE;
+	}
+	MemoryContextSwitchTo(oldcxt);
+	ResetExprContext(econtext);
+	ExecClearTuple(run->slot);
+}
+
+/* the entry for (rowid, tid), fetched if not cached; the caller made room */
+static PairsRow *
+cache_get(PairsRun *run, uint32 rowid, ItemPointer tid)
+{
+	PairsRow   *e = cache_lookup(run, rowid);
+
+	if (e->status == PAIRS_ROW_EMPTY)
+	{
+		e->rowid = rowid;
+		e->tid = *tid;
+		run->cache_count++;
+		fetch_row(run, e);
+	}
+	else if (!ItemPointerEquals(&e->tid, tid))
+	{
+		e->tid = *tid;
+		fetch_row(run, e);
+	}
+	return e;
+}
+
+/*
+ * Both rows of a pair. Room for both is made first, so the first entry is
+ * not dropped by a reset while the second is fetched.
+ */
+void
+pairs_resolve(PairsRun *run, uint32 ida, ItemPointer tida, uint32 idb, ItemPointer tidb,
+			  PairsRow **a, PairsRow **b)
+{
+	if ((cache_lookup(run, ida)->status == PAIRS_ROW_EMPTY ||
+		 cache_lookup(run, idb)->status == PAIRS_ROW_EMPTY) &&
+		(run->cache_count + 2 > run->cache_max ||
+		 MemoryContextMemAllocated(run->cache_cxt, false) > run->cache_arena_max))
+		cache_reset(run);
+	*a = cache_get(run, ida, tida);
+	/* b's probe may have ended at the entry a just took: look again */
+	*b = cache_get(run, idb, tidb);
+}

@@ -1,0 +1,60 @@
+
+-- ---------------------------------------------------------------------------
+-- All similar pairs and duplicate clusters from one walk of an lsh index
+-- (src/pg/lsh/pairs*.cpp, docs/pairs.md).
+--
+-- Each function comes twice: keys returned as bigint (integer key columns),
+-- and with key_type anyelement (third argument) for keys of any type:
+--     minhash_similar_pairs('docs_sig_idx', 'id')
+--     minhash_similar_pairs('docs_sig_idx', 'name', NULL::text)
+-- threshold NULL means minhash.similarity_threshold. exact => true verifies
+-- candidates on the shingles of the text: text_column, or the text argument
+-- of an index on minhash(text, ...); unit and k default to the index's.
+-- STABLE: the result depends on the snapshot and the GUC.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash_similar_pairs(index regclass, key_column name,
+                                      threshold double precision DEFAULT NULL,
+                                      exact boolean DEFAULT false,
+                                      text_column name DEFAULT NULL,
+                                      unit text DEFAULT NULL, k integer DEFAULT NULL)
+    RETURNS TABLE (key_a bigint, key_b bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_similar_pairs'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_similar_pairs(regclass, name, double precision, boolean, name, text, integer) IS
+    'every pair of rows sharing an LSH band with similarity >= threshold, once, as (key_a < key_b, similarity)';
+
+CREATE FUNCTION minhash_similar_pairs(index regclass, key_column name, key_type anyelement,
+                                      threshold double precision DEFAULT NULL,
+                                      exact boolean DEFAULT false,
+                                      text_column name DEFAULT NULL,
+                                      unit text DEFAULT NULL, k integer DEFAULT NULL)
+    RETURNS TABLE (key_a anyelement, key_b anyelement, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_similar_pairs_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_similar_pairs(regclass, name, anyelement, double precision, boolean, name, text, integer) IS
+    'minhash_similar_pairs with keys of the type of key_type (e.g. NULL::text)';
+
+CREATE FUNCTION minhash_clusters(index regclass, key_column name,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL)
+    RETURNS TABLE (key bigint, cluster_id bigint)
+    AS 'MODULE_PATHNAME', 'minhash_clusters'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer) IS
+    'clusters of similar rows as (key, smallest key of the cluster); mode connected or representative';
+
+CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyelement,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL)
+    RETURNS TABLE (key anyelement, cluster_id anyelement)
+    AS 'MODULE_PATHNAME', 'minhash_clusters_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer) IS
+    'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';
