@@ -84,6 +84,16 @@ SELECT jaccard(ARRAY[1, 2, 3], ARRAY[2, 3, 4]) AS half,
        jaccard(ARRAY[1.0], ARRAY[1.00]) AS text_forms_differ,
        jaccard(ARRAY[[1, 2], [3, 4]], ARRAY[1, 2]) AS multidim;
 
+-- exact at scale (many sort runs and merge passes, repeats): the same
+-- fraction SQL's INTERSECT and UNION give
+WITH a AS (SELECT ARRAY(SELECT (i % 70000)::text FROM generate_series(1, 100000) i) AS v),
+     b AS (SELECT ARRAY(SELECT (i * 3 % 90001)::text FROM generate_series(1, 60000) i) AS v)
+SELECT jaccard(a.v, b.v) AS exact,
+       jaccard(a.v, b.v) = (SELECT count(*) FROM (SELECT unnest(a.v) INTERSECT SELECT unnest(b.v)) i)::float8
+                           / (SELECT count(*) FROM (SELECT unnest(a.v) UNION SELECT unnest(b.v)) u) AS same_as_sql,
+       jaccard(b.v, a.v) = jaccard(a.v, b.v) AS symmetric
+FROM a, b;
+
 -- cardinality: about n for n distinct elements (relative error ~ 1/sqrt(k))
 SELECT n, abs(minhash_cardinality(minhash(ARRAY(SELECT generate_series(1, n)), 1024)) / n - 1) < 0.15 AS close
 FROM unnest(ARRAY[10, 1000, 100000]) n ORDER BY n;
