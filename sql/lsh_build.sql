@@ -82,7 +82,9 @@ SET minhash.similarity_threshold = 0.5;
 SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 100) ORDER BY id;
 RESET minhash.similarity_threshold;
 
--- NULL queries match nothing (a generic plan keeps the index scan)
+-- A NULL % query matches nothing; ORDER BY <%> NULL puts every row at a NULL
+-- distance, so any rows qualify, as with a sort: the index returns its rows
+-- in heap order (a generic plan keeps the index scan; see lsh_planner)
 SET plan_cache_mode = force_generic_plan;
 PREPARE sim(minhash) AS SELECT id FROM lsh_docs WHERE sig % $1;
 PREPARE near(minhash) AS SELECT id FROM lsh_docs ORDER BY sig <%> $1 LIMIT 3;

@@ -65,7 +65,26 @@ SELECT minhash_agg(item)::text = :'serial_items' AS items_equal,
        minhash_agg(word, 256, 42)::text = :'serial_words' AS words_equal,
        minhash_merge_agg(minhash(ARRAY[word], 16, 1))::text = :'serial_merge' AS merge_equal
 FROM minhash_agg_items;
+-- ... and workers did run: EXPLAIN ANALYZE of the same query under the same
+-- settings shows the Gather's workers launched and the partial states it
+-- passed up (one per worker) to the Finalize Aggregate, which combined them
+CREATE FUNCTION parallel_run(query text) RETURNS TABLE (workers_launched int, partial_states int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+    RETURN QUERY
+    WITH RECURSIVE n(node) AS (SELECT plan -> 0 -> 'Plan'
+                               UNION ALL SELECT json_array_elements(node -> 'Plans') FROM n)
+    SELECT (node ->> 'Workers Launched')::int, (node ->> 'Actual Rows')::int
+    FROM n WHERE node ->> 'Node Type' = 'Gather';
+END $$;
+SELECT workers_launched >= 1 AS workers_launched, partial_states = workers_launched AS one_state_per_worker
+FROM parallel_run($q$SELECT minhash_agg(item), minhash_agg(word, 256, 42), minhash_merge_agg(minhash(ARRAY[word], 16, 1))
+                    FROM minhash_agg_items$q$);
 RESET parallel_leader_participation;
+DROP FUNCTION parallel_run;
 SELECT minhash_agg(item)::text = :'serial_items' AS items_equal_with_leader
 FROM minhash_agg_items;
 RESET force_parallel_mode;
@@ -80,6 +99,50 @@ ORDER BY proname, pronargs;
 SELECT a.aggfnoid::regprocedure, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn
 FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid
 WHERE p.proname IN ('minhash_agg', 'minhash_merge_agg') ORDER BY 1::text;
+
+-- minhash_merge_agg over stored signatures, whose first value per group
+-- arrives in stored form: short header (k = 8: 48 bytes) or out of line
+-- (k = 1024: 4 kB, incompressible). Results equal the signature of the union,
+-- grouped by hashing and in a window.
+CREATE TABLE minhash_merge_forms AS
+SELECT g, r, minhash(ARRAY[g * 10 + r], 8) AS short_sig,
+       CASE WHEN g <= 50 THEN minhash(ARRAY[g * 10 + r], 1024) END AS toasted_sig
+FROM generate_series(1, 20000) g, generate_series(1, 3) r;
+ANALYZE minhash_merge_forms;
+SET enable_sort = off;
+SET max_parallel_workers_per_gather = 0;
+SET work_mem = '64MB';
+SELECT count(*) AS groups,
+       bool_and(short_union = minhash(elements, 8)) AS short_equal,
+       bool_and(toasted_union IS NULL OR toasted_union = minhash(elements, 1024)) AS toasted_equal,
+       count(toasted_union) AS toasted_groups
+FROM (SELECT g, minhash_merge_agg(short_sig) AS short_union, minhash_merge_agg(toasted_sig) AS toasted_union,
+             array_agg(g * 10 + r) AS elements
+      FROM minhash_merge_forms GROUP BY g) t;
+SELECT bool_and(running = minhash(ARRAY(SELECT g * 10 + i FROM generate_series(1, r) i), 8)) AS running_equal
+FROM (SELECT g, r, minhash_merge_agg(short_sig) OVER (PARTITION BY g ORDER BY r) AS running
+      FROM minhash_merge_forms WHERE g <= 100) t;
+
+-- One state per group: a HashAggregate over short-header inputs needs no
+-- more memory than over computed (full-header) ones. Copying the detoasted
+-- state into the aggregate context kept a second copy per group alive.
+CREATE FUNCTION pg_temp.hashagg_peak_kb(query text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || query INTO plan;
+    IF plan->0->'Plan'->>'Node Type' <> 'Aggregate' OR plan->0->'Plan'->>'Strategy' <> 'Hashed' THEN
+        RAISE EXCEPTION 'expected a HashAggregate: %', plan;
+    END IF;
+    RETURN (plan->0->'Plan'->>'Peak Memory Usage')::bigint;
+END $$;
+SELECT pg_temp.hashagg_peak_kb('SELECT g, minhash_merge_agg(short_sig) FROM minhash_merge_forms GROUP BY g')
+       <= pg_temp.hashagg_peak_kb('SELECT g, minhash_merge_agg(short_sig | short_sig) FROM minhash_merge_forms GROUP BY g')
+       AS no_extra_memory;
+RESET enable_sort;
+RESET max_parallel_workers_per_gather;
+RESET work_mem;
+DROP TABLE minhash_merge_forms;
 
 -- errors
 SELECT minhash_agg(x, 0, 1) FROM generate_series(1, 3) x;

@@ -28,6 +28,13 @@ SELECT minhash_shingles('Ärger über Öl, ÜBER ärger', 2);
 SELECT minhash_shingles('ÄÖü', 2, 'char');
 SELECT minhash_shingles('Ελληνικά κείμενα', 1);
 SELECT array_length(minhash_shingles(repeat('x', 300), 256, 'char'), 1) AS k_256_allowed;
+-- full case folding: texts differing only in case have the same shingles,
+-- also where lowercasing one character at a time would not make them equal
+SELECT minhash_shingles('ΣΟΦΙΑΣ Σοφιας σοφιας', 1) AS final_sigma,
+       minhash_shingles('Straße STRASSE STRAẞE', 1) AS sharp_s,
+       minhash_shingles('ﬁle FILE', 1) AS ligature,
+       minhash_shingles('Maß', 2, 'char') AS one_char_two_units;
+SELECT minhash('Die Straße des Sokrates'::text) = minhash('DIE STRASSE DES SOKRATES'::text) AS same_signature;
 
 -- named arguments
 SELECT minhash_shingles(doc => 'a b c', unit => 'char_nospace', k => 2);
@@ -45,6 +52,33 @@ SELECT minhash_shingles('a b', 2, 'sentence');
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash_shingles('a b', 2, 'WORD');
 \echo :LAST_ERROR_SQLSTATE
+
+-- The array is built in one piece: it equals its own text round trip, and
+-- minhash(doc) = minhash(minhash_shingles(doc)) on a larger document.
+WITH d AS (SELECT string_agg(md5(i::text), ' ') AS doc FROM generate_series(1, 20000) i)
+SELECT array_length(s, 1) AS n, array_ndims(s) AS ndims, array_lower(s, 1) AS lower,
+       s = s::text::text[] AS round_trip,
+       s[1] = md5('1') AND s[20000] = md5('20000') AS first_and_last,
+       minhash(doc, 'word', 1) = minhash(s) AS signature_of_shingles
+FROM d, LATERAL minhash_shingles(doc, 1) AS s;
+
+-- Too many distinct shingles for one array: 54000 (program_limit_exceeded),
+-- reported as soon as the budget (1 GB, each shingle counted as its length
+-- plus 32 bytes) is spent -- here 4.8 million distinct 256-character
+-- shingles, an array of 1.25 GB.
+SELECT minhash_shingles(string_agg(md5(i::text), ''), 256, 'char') IS NULL
+FROM generate_series(1, 150000) i;
+\echo :LAST_ERROR_SQLSTATE
+
+-- A long call honours statement_timeout: listing the 256-character shingles
+-- of 32 MB of text takes seconds, the timeout stops it within its 100 ms
+-- plus a little (57014 query_canceled).
+SELECT clock_timestamp() AS started \gset
+SET statement_timeout = '100ms';
+SELECT minhash_shingles(repeat('lorem ipsum dolor sit amet ', 1200000), 256, 'char') IS NULL;
+\echo :LAST_ERROR_SQLSTATE
+RESET statement_timeout;
+SELECT clock_timestamp() - :'started'::timestamptz < interval '1.5 s' AS cancelled_promptly;
 
 -- A database in another encoding converts to UTF-8 before shingling and
 -- hashing, so shingles and signatures are the same in every encoding.

@@ -59,9 +59,10 @@ INSERT INTO pairs VALUES
      'the quick brown fox leaps over the lazy dog'),
     ('the quick brown fox jumps over the lazy dog',
      'a completely different sentence without any overlap');
-SELECT jaccard(minhash_shingles(a, 2), minhash_shingles(b, 2)) AS exact,
-       jaccard(minhash(a, k => 2, num_perm => 256), minhash(b, k => 2, num_perm => 256)) AS estimate
-FROM pairs;
+SELECT exact, estimate, abs(estimate - exact) <= 4 * sqrt(exact * (1 - exact) / 256) AS within_4_se
+FROM (SELECT jaccard(minhash_shingles(a, 2), minhash_shingles(b, 2)) AS exact,
+             jaccard(minhash(a, k => 2, num_perm => 256), minhash(b, k => 2, num_perm => 256)) AS estimate
+      FROM pairs) x;
 -- integer sets of known Jaccard: |A∩B| / |A∪B|
 SELECT j, k, abs(est - j) <= 4 * sqrt(j * (1 - j) / k) + 1e-12 AS within_4_se
 FROM (SELECT 500.0 / 1500 AS j, k,
@@ -83,6 +84,16 @@ SELECT jaccard(ARRAY[1, 2, 3], ARRAY[2, 3, 4]) AS half,
        jaccard(ARRAY['a', 'b'], ARRAY['c']) AS disjoint,
        jaccard(ARRAY[1.0], ARRAY[1.00]) AS text_forms_differ,
        jaccard(ARRAY[[1, 2], [3, 4]], ARRAY[1, 2]) AS multidim;
+
+-- exact at scale (many sort runs and merge passes, repeats): the same
+-- fraction SQL's INTERSECT and UNION give
+WITH a AS (SELECT ARRAY(SELECT (i % 70000)::text FROM generate_series(1, 100000) i) AS v),
+     b AS (SELECT ARRAY(SELECT (i * 3 % 90001)::text FROM generate_series(1, 60000) i) AS v)
+SELECT jaccard(a.v, b.v) AS exact,
+       jaccard(a.v, b.v) = (SELECT count(*) FROM (SELECT unnest(a.v) INTERSECT SELECT unnest(b.v)) i)::float8
+                           / (SELECT count(*) FROM (SELECT unnest(a.v) UNION SELECT unnest(b.v)) u) AS same_as_sql,
+       jaccard(b.v, a.v) = jaccard(a.v, b.v) AS symmetric
+FROM a, b;
 
 -- cardinality: about n for n distinct elements (relative error ~ 1/sqrt(k))
 SELECT n, abs(minhash_cardinality(minhash(ARRAY(SELECT generate_series(1, n)), 1024)) / n - 1) < 0.15 AS close

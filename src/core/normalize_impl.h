@@ -3,8 +3,10 @@
 // one pass over the UTF-8 input that writes the normalized text into a
 // caller's buffer and reports each completed unit as a byte range of it.
 //
-// ASCII is classified and lowercased by table lookup, inline; only bytes
-// ≥ 0x80 go through libunistring (classify_non_ascii in shingle.cpp).
+// Case: text is fully case-folded (Unicode CaseFolding.txt, C and F
+// mappings, no language-specific rules, no normalization form): for ASCII
+// that is lowercasing, done by table lookup inline; only bytes ≥ 0x80 go
+// through libunistring (classify_non_ascii in shingle.cpp).
 //
 // Private to src/core: not part of the API.
 #pragma once
@@ -22,12 +24,15 @@
 namespace minhash {
 namespace detail {
 
-// Output never exceeds 2 bytes per input byte: ASCII maps to one byte, a
-// lowercased non-ASCII code point of m ≥ 2 bytes needs at most 4 ≤ 2m bytes
-// (in practice at most m + 1, e.g. U+023A → U+2C65), and each inserted space
-// stands for at least one separator byte of input.
-// Plus slack for the 16-byte stores of copy_ascii_token.
-inline size_t normalized_capacity(size_t input_len) { return 2 * input_len + 32; }
+// Folding one code point yields at most 3 code points and 6 bytes (U+0390
+// ΐ, 2 bytes, folds to ι + U+0308 + U+0301, 6 bytes): at most kMaxExpansion
+// times its input bytes. ASCII maps to one byte, and each inserted space
+// stands for at least one separator byte of input, so the normalized text is
+// at most kMaxExpansion bytes per input byte (the tests check every code
+// point), plus slack for the 16-byte stores of copy_ascii_token.
+constexpr size_t kMaxFoldedBytes = 8;
+constexpr size_t kMaxExpansion = 3;
+inline size_t normalized_capacity(size_t input_len) { return kMaxExpansion * input_len + 32; }
 
 // Byte classes. In word mode: Token (letter or digit), Mark (a combining
 // mark: part of a token only when it continues one, so "e\u0301" stays one
@@ -43,12 +48,13 @@ struct AsciiTables {
 extern const AsciiTables kAscii;
 
 // One non-ASCII code point (or one malformed byte) starting at s, n ≥ 1
-// bytes available: its input length, its class and its lowercased UTF-8.
+// bytes available: its input length, its class and its case-folded UTF-8
+// (one to three code points).
 struct NonAscii {
     uint8_t in_len;   // 1..4
     uint8_t cls;      // as above, for the unit kind asked
-    uint8_t out_len;  // 0..4
-    char out[4];
+    uint8_t out_len;  // 0..kMaxFoldedBytes
+    char out[kMaxFoldedBytes];
 };
 void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAscii *cp) noexcept;
 
@@ -86,7 +92,7 @@ inline size_t skip_ascii_separators(const unsigned char *in, size_t i, size_t n)
 // Copies the ASCII letters and digits from *i on, lowercased, to out + *o,
 // advancing both. For letters and digits alike, lowercase is c | 0x20.
 // Writes up to 16 bytes beyond the token (overwritten later): the buffer
-// has that slack (normalized_capacity), and *o + 16 ≤ 2·(*i) + 16 ≤ 2n.
+// has that slack (normalized_capacity), and *o + 16 ≤ 3·(*i) + 16 ≤ 3n + 16.
 inline void copy_ascii_token(const unsigned char *in, size_t *i, size_t n, char *out,
                              size_t *o) {
     size_t p = *i, q = *o;
@@ -113,9 +119,9 @@ inline void copy_ascii_token(const unsigned char *in, size_t *i, size_t n, char 
 // Every kTickBytes of input the normalizer calls sink.tick() (interrupt polling).
 constexpr size_t kTickBytes = size_t(1) << 16;
 
-// Calls sink.unit(start, end) for every unit (word, or code point including
-// the single space that replaces a whitespace run) as soon as it is complete,
-// in order; offsets index `out`, which must hold normalized_capacity(doc.size())
+// Calls sink.unit(start, end) for every unit (word, or code point of the
+// folded text including the single space that replaces a whitespace run) as
+// soon as it is complete, in order; offsets index `out`, which must hold normalized_capacity(doc.size())
 // bytes. Returns false as soon as unit() or tick() returns false.
 // *out_len receives the normalized length.
 template <class Sink>
@@ -226,11 +232,16 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
                 return false;
         }
         pending_space = false;
-        const size_t start = o;
-        for (int b = 0; b < cp.out_len; ++b)
-            out[o++] = cp.out[b];
-        if (!sink.unit(uint32_t(start), uint32_t(o)))
-            return false;
+        // Each code point of the folding is a unit ("ß" is the two units "ss").
+        for (int b = 0; b < cp.out_len;) {
+            const size_t start = o;
+            const auto lead = static_cast<unsigned char>(cp.out[b]);
+            const int end = b + (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+            while (b < end)
+                out[o++] = cp.out[b++];
+            if (!sink.unit(uint32_t(start), uint32_t(o)))
+                return false;
+        }
     }
     *out_len = o;
     return true;

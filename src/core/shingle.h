@@ -1,10 +1,13 @@
 // Shingling: turn a document into the set of its k-shingles.
 //
 // Word shingles: tokens are maximal runs of Unicode letters and digits,
-// lowercased; a shingle is k consecutive tokens joined by one space.
-// Character shingles: the text lowercased with every whitespace run collapsed
-// to one space (trimmed at both ends), or with whitespace dropped entirely
-// (CharNoSpace); a shingle is k consecutive code points.
+// case-folded; a shingle is k consecutive tokens joined by one space.
+// Character shingles: the text case-folded with every whitespace run
+// collapsed to one space (trimmed at both ends), or with whitespace dropped
+// entirely (CharNoSpace); a shingle is k consecutive code points of it.
+// Case folding is Unicode's full case folding (CaseFolding.txt, C and F),
+// so "Straße" and "STRASSE", "ΣΟΦΙΑΣ" and "σοφιας" are the same; no Unicode
+// normalization is applied ("é" and "e" + U+0301 differ).
 // A text with fewer than k units yields one shingle, its whole normalized
 // form, so short texts still compare; an empty normalized text yields none.
 //
@@ -12,23 +15,20 @@
 // hashed without building a string.
 #pragma once
 
-#include <csignal>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/status.h"
 
 namespace minhash {
 
 enum class ShingleUnit : uint8_t { Word = 0, Char = 1, CharNoSpace = 2 };
 
 constexpr int kMaxShingleSize = 256;
-
-// Polled by long loops; the caller passes PostgreSQL's InterruptPending (or
-// nullptr). The loop stops early and reports Status::Interrupted.
-using InterruptFlag = const volatile std::sig_atomic_t *;
-
-enum class Status : uint8_t { Ok = 0, Interrupted = 1 };
 
 // 5 for words (seed 002), 9 for characters (seed 000).
 int default_shingle_size(ShingleUnit unit) noexcept;
@@ -48,7 +48,7 @@ int clamp_shingle_size(const ShingleSpec &spec) noexcept;
 
 // A document in normalized form and where its shingles start and end.
 struct NormalizedText {
-    std::string text;              // lowercased, units separated as described above
+    std::string text;              // case-folded, units separated as described above
     std::vector<uint32_t> starts;  // byte offset of each unit (word or code point)
     std::vector<uint32_t> ends;    // byte offset one past each unit
 };
@@ -74,7 +74,54 @@ void for_each_shingle(const NormalizedText &norm, int k, Fn &&fn) {
         fn(std::string_view(norm.text.data() + norm.starts[i], norm.ends[i + k - 1] - norm.starts[i]));
 }
 
-// Distinct shingles in order of first appearance (what minhash_shingles shows).
+namespace detail {
+class DistinctSink;
+}
+
+// The distinct shingles of a document in order of first appearance (what
+// minhash_shingles shows). Every shingle is a substring of the normalized
+// text, so the set is that text plus one (start, length) pair per shingle:
+// nothing is copied per shingle, and the caller reads the bytes in place.
+class DistinctShingles {
+  public:
+    size_t size() const noexcept { return start_.size(); }
+    std::string_view operator[](size_t i) const noexcept {
+        return std::string_view(text_.get() + start_[i], length_[i]);
+    }
+    size_t total_bytes() const noexcept { return total_bytes_; }  // sum of the lengths
+
+  private:
+    friend class detail::DistinctSink;
+    friend Status distinct_shingles(std::string_view, const ShingleSpec &, InterruptFlag, size_t,
+                                    DistinctShingles *);
+    std::unique_ptr<char[]> text_;  // the normalized text
+    std::vector<uint32_t> start_;
+    std::vector<uint32_t> length_;
+    size_t total_bytes_ = 0;
+};
+
+// What distinct_shingles charges against max_bytes for each distinct shingle
+// beyond its length. It covers the set's own bookkeeping (a start and a
+// length, 8 bytes, plus at most 21 bytes of hash table at a load factor of at
+// least 3/8) and exceeds what a PostgreSQL text[] spends per element (a
+// 4-byte header and at most 3 bytes of alignment), so one budget bounds both
+// the core's memory beyond the normalized text and the array built from it.
+// (While a vector or the table doubles, the old and new copies coexist.)
+constexpr size_t kDistinctShingleOverhead = 32;
+
+// Streams the document's shingles into *out without recording every unit:
+// memory is the normalized text (at most normalized_capacity bytes) plus the
+// distinct shingles. Polls interrupt regularly. Returns
+//  - Ok: *out holds the set;
+//  - TooLarge: sum(length + kDistinctShingleOverhead) over the distinct
+//    shingles would exceed max_bytes (checked as each one is found, so the
+//    work stops there), or the document is too large for 32-bit offsets;
+//  - Interrupted: the flag was set.
+// On anything but Ok, *out is left empty. Throws std::bad_alloc.
+Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                         size_t max_bytes, DistinctShingles *out);
+
+// The same without a budget or interruption, as strings (tests, tools).
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec);
 
 }  // namespace minhash

@@ -197,7 +197,7 @@ class SignatureSink {
 
 Status signature_of_text(const PermutationFamily &family, std::string_view doc,
                          const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) {
-    if (doc.size() > (UINT32_MAX - 64) / 2)
+    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
         throw std::length_error("document too large to shingle");
     const int k = clamp_shingle_size(spec);
     // The one allocation: the normalized text, hashed in place.

@@ -17,6 +17,7 @@
 
 extern "C" {
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(minhash_agg_trans);
 PG_FUNCTION_INFO_V1(minhash_agg_final);
@@ -176,9 +177,17 @@ minhash_agg_deserial(PG_FUNCTION_ARGS)
 
 /*
  * minhash_merge_trans(minhash, minhash) → minhash: transition and combine
- * function of minhash_merge_agg. Strict, so the first signature becomes the
- * state; later ones are merged into it in place when it is already a plain
- * copy in the aggregate context (nodeAgg copies the first input there).
+ * function of minhash_merge_agg. Strict, so nodeAgg makes a copy of the
+ * first signature in the aggregate context the state; later ones are merged
+ * into it.
+ *
+ * The state is merged in place when it is already the aggregate's own plain
+ * signature: nodeAgg then sees the same pointer and copies nothing. A state
+ * still in its stored form (short header, compressed or out of line, as the
+ * first input was copied) is detoasted into per-call memory; that copy is
+ * merged and returned, and nodeAgg copies it into the aggregate context and
+ * frees the old state. (Copying it into the aggregate context here would
+ * leak: nodeAgg copies any new pointer again.)
  */
 extern "C" Datum
 minhash_merge_trans(PG_FUNCTION_ARGS)
@@ -189,10 +198,11 @@ minhash_merge_trans(PG_FUNCTION_ARGS)
 	MinHashSig *next = PG_GETARG_MINHASH_P(1);
 
 	minhash_check_compatible(state, next);
-	if ((Pointer) state != DatumGetPointer(state_datum))
+	if ((Pointer) state == DatumGetPointer(state_datum) &&
+		GetMemoryChunkContext(state) != aggcontext)
 	{
-		/* The state was toasted or short-headered: keep a plain copy instead. */
-		state = copy_sig_to(aggcontext, state);
+		/* Plain but not the aggregate's (never seen, but do not scribble on it). */
+		state = copy_sig_to(CurrentMemoryContext, state);
 	}
 	minhash::signature_merge(state->values, next->values, state->num_perm);
 	PG_RETURN_MINHASH_P(state);

@@ -2,10 +2,9 @@
  * minhash_shingles(doc, k, unit): the distinct shingles of a document, what
  * minhash(doc) hashes -- the minhash counterpart of pg_trgm's show_trgm().
  */
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
+#include <memory>
+#include <new>
+#include <string_view>
 
 #include "core/shingle.h"
 #include "pg/minhash.h"
@@ -13,53 +12,55 @@
 extern "C" {
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(minhash_shingles);
 }
 
-/* The shingles as one malloc'd block: offsets[count + 1] into chars. */
-typedef struct FlatShingles
-{
-	size_t		count;
-	size_t	   *offsets;
-	char	   *chars;
-} FlatShingles;
+/*
+ * The core's byte budget: it charges each distinct shingle its length plus
+ * kDistinctShingleOverhead, more than a text[] element costs (4-byte header,
+ * at most 3 bytes of alignment), so whatever it accepts fits in one array of
+ * at most MaxAllocSize bytes -- and the core's own memory stays bounded by
+ * the same figure. (Each element costs at least 33 bytes, so the count stays
+ * far below MaxArraySize.)
+ */
+#define SHINGLE_BUDGET ((size_t) (MaxAllocSize - ARR_OVERHEAD_NONULLS(1)))
 
-static bool
-distinct_shingles_flat(const char *doc, size_t len, minhash::ShingleSpec spec,
-					   FlatShingles **out, CoreError *err) noexcept
+static_assert(minhash::kDistinctShingleOverhead >= VARHDRSZ + sizeof(int) - 1,
+			  "the budget must cover a text[] element's header and padding");
+
+static void
+shingles_too_large(void)
 {
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("document has too many distinct shingles for an array"),
+			 errdetail("An array of them would exceed %zu bytes.", (size_t) MaxAllocSize),
+			 errhint("minhash(doc) computes the signature of a document of any size without listing its shingles.")));
+}
+
+/*
+ * Runs the core; on Ok, *out is a heap object the caller frees with
+ * free_shingles() (in PG_FINALLY: it holds no PostgreSQL resources).
+ */
+static bool
+distinct_shingles_helper(const char *doc, size_t len, minhash::ShingleSpec spec,
+						 minhash::InterruptFlag interrupt, minhash::DistinctShingles **out,
+						 minhash::Status *status, CoreError *err) noexcept
+{
+	*out = nullptr;
 	try
 	{
-		std::vector<std::string> shingles =
-			minhash::distinct_shingles(std::string_view(doc, len), spec);
-		size_t		bytes = 0;
+		std::unique_ptr<minhash::DistinctShingles> set(new minhash::DistinctShingles());
 
-		for (const std::string &s : shingles)
-			bytes += s.size();
-
-		void	   *block = malloc(sizeof(FlatShingles) +
-								   sizeof(size_t) * (shingles.size() + 1) + bytes + 1);
-
-		if (block == nullptr)
-			throw std::bad_alloc();
-		FlatShingles *flat = static_cast<FlatShingles *>(block);
-
-		flat->count = shingles.size();
-		flat->offsets = reinterpret_cast<size_t *>(flat + 1);
-		flat->chars = reinterpret_cast<char *>(flat->offsets + shingles.size() + 1);
-		size_t		pos = 0;
-
-		for (size_t i = 0; i < shingles.size(); i++)
-		{
-			flat->offsets[i] = pos;
-			memcpy(flat->chars + pos, shingles[i].data(), shingles[i].size());
-			pos += shingles[i].size();
-		}
-		flat->offsets[shingles.size()] = pos;
-		*out = flat;
+		*status = minhash::distinct_shingles(std::string_view(doc, len), spec, interrupt,
+											 SHINGLE_BUDGET, set.get());
+		if (*status == minhash::Status::Ok)
+			*out = set.release();
 		return true;
 	}
 	catch (...)
@@ -67,6 +68,85 @@ distinct_shingles_flat(const char *doc, size_t len, minhash::ShingleSpec spec,
 		minhash_core_error_from_current(err);
 		return false;
 	}
+}
+
+static void
+free_shingles(minhash::DistinctShingles *set) noexcept
+{
+	delete set;
+}
+
+/*
+ * The text[] of the shingles, built in one allocation rather than through a
+ * palloc'd text per element and construct_array's copy (which would need
+ * several times the array's size). Elements are stored as construct_array
+ * stores them: 4-byte headers, int-aligned, no NULL bitmap.
+ */
+static ArrayType *
+shingle_array(const minhash::DistinctShingles *set)
+{
+	size_t		count = set->size();
+	bool		convert = GetDatabaseEncoding() != PG_UTF8;
+	const char **conv_str = NULL;
+	int		   *conv_len = NULL;
+	Size		nbytes = ARR_OVERHEAD_NONULLS(1);
+	ArrayType  *result;
+	char	   *pos;
+
+	if (count == 0)
+		return construct_empty_array(TEXTOID);
+
+	/* Pass 1: the size, after conversion to the server encoding if needed. */
+	if (convert)
+	{
+		conv_str = (const char **) palloc(sizeof(char *) * count);
+		conv_len = (int *) palloc(sizeof(int) * count);
+	}
+	for (size_t i = 0; i < count; i++)
+	{
+		std::string_view s = (*set)[i];
+		size_t		n = s.size();
+
+		if (convert)
+		{
+			const char *server = pg_any_to_server(s.data(), (int) n, PG_UTF8);
+
+			if (server != s.data())
+				n = strlen(server);
+			conv_str[i] = server;
+			conv_len[i] = (int) n;
+		}
+		nbytes += INTALIGN(VARHDRSZ + n);
+		/* Only conversion can make the array larger than the core's budget. */
+		if (nbytes > MaxAllocSize)
+			shingles_too_large();
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	/* Pass 2: fill. palloc0 so alignment padding is zero. */
+	result = (ArrayType *) palloc0(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = TEXTOID;
+	ARR_DIMS(result)[0] = (int) count;
+	ARR_LBOUND(result)[0] = 1;
+	pos = ARR_DATA_PTR(result);
+	for (size_t i = 0; i < count; i++)
+	{
+		std::string_view s = (*set)[i];
+		const char *str = convert ? conv_str[i] : s.data();
+		size_t		n = convert ? (size_t) conv_len[i] : s.size();
+
+		SET_VARSIZE(pos, VARHDRSZ + n);
+		memcpy(VARDATA(pos), str, n);
+		pos += INTALIGN(VARHDRSZ + n);
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	Assert(pos == (char *) result + nbytes);
+	return result;
 }
 
 /* Validates unit and k as minhash_shingles() and minhash(text) take them. */
@@ -122,41 +202,37 @@ minhash_shingles(PG_FUNCTION_ARGS)
 	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(2), PG_GETARG_INT32(1));
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
-	FlatShingles *flat = NULL;
-	CoreError	err;
+	minhash::DistinctShingles *set = NULL;
 	ArrayType  *result = NULL;
 
-	if (!distinct_shingles_flat(utf8, len, spec, &flat, &err))
-		minhash_report_core_error(&err);
+	/*
+	 * The core polls InterruptPending and stops early; service the interrupt
+	 * here, outside any C++ object's lifetime, and start over if it did not
+	 * cancel the query.
+	 */
+	for (;;)
+	{
+		minhash::Status status;
+		CoreError	err;
 
-	/* The block is malloc'd: free it even if building the array fails. */
+		if (!distinct_shingles_helper(utf8, len, spec, minhash_interrupt_flag(), &set,
+									  &status, &err))
+			minhash_report_core_error(&err);
+		if (status == minhash::Status::Ok)
+			break;
+		if (status == minhash::Status::TooLarge)
+			shingles_too_large();
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* The set lives outside PostgreSQL's memory: free it even on error or cancel. */
 	PG_TRY();
 	{
-		size_t		count = flat->count;
-		Datum	   *elems = (Datum *) palloc(sizeof(Datum) * (count > 0 ? count : 1));
-
-		for (size_t i = 0; i < count; i++)
-		{
-			const char *s = flat->chars + flat->offsets[i];
-			int			n = (int) (flat->offsets[i + 1] - flat->offsets[i]);
-
-			if (GetDatabaseEncoding() != PG_UTF8)
-			{
-				char	   *server = pg_any_to_server(s, n, PG_UTF8);
-
-				if (server != s)
-				{
-					s = server;
-					n = (int) strlen(server);
-				}
-			}
-			elems[i] = PointerGetDatum(cstring_to_text_with_len(s, n));
-		}
-		result = construct_array(elems, (int) count, TEXTOID, -1, false, TYPALIGN_INT);
+		result = shingle_array(set);
 	}
 	PG_FINALLY();
 	{
-		free(flat);
+		free_shingles(set);
 	}
 	PG_END_TRY();
 

@@ -14,10 +14,16 @@ CREATE OPERATOR CLASS minhash_ops DEFAULT FOR TYPE minhash USING lsh AS
     OPERATOR 2 <%> (minhash, minhash) FOR ORDER BY float_ops;
 
 -- Walks the whole index under ShareLock (writers wait); no rows = consistent.
-CREATE FUNCTION minhash_lsh_check(index regclass) RETURNS TABLE(problem text)
+-- heapallindexed also compares it with the table (index expressions run as
+-- the table's owner). Holding off writers for the length of a check is an
+-- administrator's decision, so, as with amcheck, only superusers may call it
+-- unless they GRANT EXECUTE; the caller must also own the table.
+CREATE FUNCTION minhash_lsh_check(index regclass, heapallindexed bool DEFAULT false)
+    RETURNS TABLE(problem text)
     AS 'MODULE_PATHNAME', 'minhash_lsh_check' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION minhash_lsh_check(regclass) IS
-    'inconsistencies found in an lsh index (no rows: consistent)';
+COMMENT ON FUNCTION minhash_lsh_check(regclass, bool) IS
+    'inconsistencies found in an lsh index (no rows: consistent); heapallindexed: also against its table';
+REVOKE ALL ON FUNCTION minhash_lsh_check(regclass, bool) FROM PUBLIC;
 
 CREATE FUNCTION minhash_lsh_stats(index regclass,
     OUT num_perm int, OUT seed int8, OUT bands int, OUT rows int, OUT threshold float8,
@@ -25,5 +31,8 @@ CREATE FUNCTION minhash_lsh_stats(index regclass,
     OUT internal_pages int8, OUT unused_pages int8, OUT live_rows int8, OUT dead_rows int8,
     OUT free_slots int8, OUT entries int8, OUT leaf_fill float8)
     AS 'MODULE_PATHNAME', 'minhash_lsh_stats' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+-- Left executable by PUBLIC: it takes AccessShareLock (a SELECT's lock,
+-- which conflicts only with DDL) for one read of the index, and only after
+-- checking that the caller owns the table.
 COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
     'parameters and page, row and entry counts of an lsh index';

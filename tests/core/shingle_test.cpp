@@ -2,14 +2,23 @@
 #include "core/shingle.h"
 
 #include <gtest/gtest.h>
+#include <unicase.h>
+#include <unistr.h>
 
+#include <chrono>
+#include <csignal>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "core/normalize_impl.h"
 
 using minhash::distinct_shingles;
 using minhash::normalize;
 using minhash::ShingleSpec;
 using minhash::ShingleUnit;
+using minhash::Status;
 using Strings = std::vector<std::string>;
 
 namespace {
@@ -47,12 +56,33 @@ TEST(ShingleUnit, DefaultsAndNames) {
     EXPECT_FALSE(minhash::parse_shingle_unit("chars", &parsed));
 }
 
-TEST(WordShingles, NonAsciiLettersAreLoweredAndPunctuationSeparates) {
+TEST(WordShingles, NonAsciiLettersAreCaseFoldedAndPunctuationSeparates) {
     const std::string doc = "Ça va? Über-Größe";
-    EXPECT_EQ(normalize(doc, ShingleUnit::Word).text, "ça va über größe");
-    EXPECT_EQ(units(doc, ShingleUnit::Word), (Strings{"ça", "va", "über", "größe"}));
-    EXPECT_EQ(words(doc, 2), (Strings{"ça va", "va über", "über größe"}));
-    EXPECT_EQ(words(doc, 4), (Strings{"ça va über größe"}));
+    EXPECT_EQ(normalize(doc, ShingleUnit::Word).text, "ça va über grösse");
+    EXPECT_EQ(units(doc, ShingleUnit::Word), (Strings{"ça", "va", "über", "grösse"}));
+    EXPECT_EQ(words(doc, 2), (Strings{"ça va", "va über", "über grösse"}));
+    EXPECT_EQ(words(doc, 4), (Strings{"ça va über grösse"}));
+}
+
+// Full case folding: texts that differ only in case compare equal even where
+// lowercasing one character at a time would keep them apart.
+TEST(WordShingles, FullCaseFolding) {
+    auto same = [](const std::string &a, const std::string &b) {
+        EXPECT_EQ(normalize(a, ShingleUnit::Word).text, normalize(b, ShingleUnit::Word).text)
+            << a << " / " << b;
+        EXPECT_EQ(normalize(a, ShingleUnit::Char).text, normalize(b, ShingleUnit::Char).text)
+            << a << " / " << b;
+    };
+    same("ΣΟΦΙΑΣ ΟΔΟΣ", "σοφιας οδος");  // final sigma ς folds to σ, as Σ does
+    same("STRASSE", "Straße");            // ß folds to "ss"
+    same("GROẞE", "große");               // so does the capital ẞ
+    same("ﬁle ﬂow", "FILE FLOW");         // ligatures fold to their letters
+    same("ſpeed", "SPEED");               // long s
+    same("ᏣᎳᎩ", "ꮳꮃꭹ");                    // Cherokee small letters fold to the capitals
+    EXPECT_EQ(normalize("ΣΟΦΙΑΣ", ShingleUnit::Word).text, "σοφιασ");
+    EXPECT_EQ(normalize("İstanbul", ShingleUnit::Word).text, "i\u0307stanbul");  // no Turkish rules
+    // No Unicode normalization: a precomposed letter and its decomposition differ.
+    EXPECT_NE(normalize("é", ShingleUnit::Word).text, normalize("e\u0301", ShingleUnit::Word).text);
 }
 
 TEST(WordShingles, OtherScripts) {
@@ -113,9 +143,17 @@ TEST(CharShingles, WhitespaceCollapsedAndTrimmed) {
 }
 
 TEST(CharShingles, CodePointsNotBytes) {
-    EXPECT_EQ(chars("GRÖßE", 2), (Strings{"gr", "rö", "öß", "ße"}));
+    EXPECT_EQ(chars("GRÖẞE", 2), (Strings{"gr", "rö", "ös", "ss", "se"}));
     EXPECT_EQ(units("ça", ShingleUnit::Char), (Strings{"ç", "a"}));
     EXPECT_EQ(chars("日本語", 2), (Strings{"日本", "本語"}));
+}
+
+// A character whose folding is several code points contributes that many units.
+TEST(CharShingles, FoldedCodePointsAreUnits) {
+    EXPECT_EQ(units("aß", ShingleUnit::Char), (Strings{"a", "s", "s"}));
+    EXPECT_EQ(units("ΐ", ShingleUnit::CharNoSpace), (Strings{"ι", "\u0308", "\u0301"}));
+    EXPECT_EQ(chars("Maße", 3), chars("MASSE", 3));
+    EXPECT_EQ(nospace("ﬃ x", 2), (Strings{"ff", "fi", "ix"}));
 }
 
 TEST(CharShingles, NoSpaceVariantDropsWhitespace) {
@@ -151,18 +189,65 @@ TEST(Normalize, ControlCharactersSeparate) {
 
 TEST(Normalize, UnitOffsetsCoverTheText) {
     const auto norm = normalize("Größe und  Maß", ShingleUnit::Word);
-    EXPECT_EQ(norm.text, "größe und maß");
+    EXPECT_EQ(norm.text, "grösse und mass");
     EXPECT_EQ(norm.starts, (std::vector<uint32_t>{0, 8, 12}));
     EXPECT_EQ(norm.ends, (std::vector<uint32_t>{7, 11, 16}));
 }
 
-TEST(Normalize, LowercasingMayChangeTheByteLength) {
-    // U+023A (2 bytes) lowercases to U+2C65 (3 bytes); U+212A KELVIN SIGN (3) to 'k' (1).
+TEST(Normalize, CaseFoldingMayChangeTheByteLength) {
+    // U+023A (2 bytes) folds to U+2C65 (3 bytes); U+212A KELVIN SIGN (3) to 'k' (1).
     EXPECT_EQ(normalize("\u023a\u023a \u212a", ShingleUnit::Word).text, "\u2c65\u2c65 k");
     std::string doc;
     for (int i = 0; i < 1000; ++i)
         doc += "\u023a";
     EXPECT_EQ(normalize(doc, ShingleUnit::Char).text.size(), 3000u);
+    // The largest growth: U+0390 (2 bytes) folds to three code points, 6 bytes.
+    std::string worst;
+    for (int i = 0; i < 1000; ++i)
+        worst += "\u0390";
+    EXPECT_EQ(normalize(worst, ShingleUnit::CharNoSpace).text.size(), 6000u);
+    EXPECT_EQ(normalize(worst, ShingleUnit::Word).text.size(), 6000u);
+}
+
+// Every code point, against libunistring's u8_casefold: the per-character
+// folding (lowercasing outside the exceptions the table marks) is exactly
+// full case folding, and never grows more than the normalizer's capacity allows.
+TEST(Normalize, FoldingOfEveryCodePointIsFullCaseFolding) {
+    size_t folded_differently = 0;
+    for (ucs4_t uc = 0x80; uc < 0x110000; ++uc) {
+        if (uc >= 0xD800 && uc < 0xE000)
+            continue;
+        uint8_t in[4];
+        const int in_len = u8_uctomb(in, uc, 4);
+        ASSERT_GT(in_len, 0);
+        minhash::detail::NonAscii cp;
+        minhash::detail::classify_non_ascii(in, static_cast<size_t>(in_len), false, &cp);
+        ASSERT_EQ(cp.in_len, in_len);
+        if (cp.cls == minhash::detail::kSeparator)
+            continue;
+        uint8_t expected[32];
+        size_t expected_len = sizeof expected;
+        ASSERT_EQ(u8_casefold(in, static_cast<size_t>(in_len), nullptr, nullptr, expected,
+                              &expected_len),
+                  expected);
+        ASSERT_EQ(std::string(cp.out, cp.out_len),
+                  std::string(reinterpret_cast<char *>(expected), expected_len))
+            << "U+" << std::hex << uc;
+        ASSERT_LE(cp.out_len, minhash::detail::kMaxExpansion * static_cast<size_t>(in_len));
+        // Word mode folds letters the same way.
+        minhash::detail::NonAscii word;
+        minhash::detail::classify_non_ascii(in, static_cast<size_t>(in_len), true, &word);
+        if (word.cls != minhash::detail::kSeparator) {
+            ASSERT_EQ(std::string(word.out, word.out_len), std::string(cp.out, cp.out_len));
+        }
+        uint8_t lower[4];
+        const int lower_len = u8_uctomb(lower, uc_tolower(uc), 4);
+        folded_differently += std::string(cp.out, cp.out_len) !=
+                              std::string(reinterpret_cast<char *>(lower), lower_len);
+    }
+    // ß, ς, ſ, ligatures, Cherokee, ...: a few hundred (298 in Unicode 14).
+    EXPECT_GT(folded_differently, 200u);
+    EXPECT_LT(folded_differently, 400u);
 }
 
 TEST(ShingleSize, OutOfRangeFallsBackSafely) {
@@ -171,4 +256,120 @@ TEST(ShingleSize, OutOfRangeFallsBackSafely) {
     EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Char, 1000}), minhash::kMaxShingleSize);
     EXPECT_EQ(minhash::clamp_shingle_size({ShingleUnit::Word, 7}), 7);
     EXPECT_EQ(words("a b c d e f", 0), words("a b c d e f", 5));
+}
+
+// ---- distinct_shingles with a budget and an interrupt flag ----
+
+namespace {
+
+// The reference: every window of the recorded units, deduplicated.
+Strings reference_distinct(const std::string &doc, ShingleSpec spec) {
+    const auto norm = normalize(doc, spec.unit);
+    Strings out;
+    std::set<std::string> seen;
+    minhash::for_each_shingle(norm, minhash::clamp_shingle_size(spec), [&](std::string_view s) {
+        if (seen.insert(std::string(s)).second)
+            out.emplace_back(s);
+    });
+    return out;
+}
+
+Strings as_strings(const minhash::DistinctShingles &set) {
+    Strings out;
+    for (size_t i = 0; i < set.size(); ++i)
+        out.emplace_back(set[i]);
+    return out;
+}
+
+constexpr size_t kUnlimited = ~size_t(0);
+
+}  // namespace
+
+TEST(DistinctShingles, StreamingEqualsEveryWindowDeduplicated) {
+    // Enough distinct shingles to grow the hash table many times, repeats,
+    // non-ASCII units, and k from 1 to the maximum (short-text case included).
+    std::mt19937 rng(11);
+    std::string doc;
+    const char *vocab[] = {"alpha", "Beta", "γάμμα", "δέλτα", "x", "größe", "日本", "ÉTÉ"};
+    for (int i = 0; i < 6000; ++i) {
+        doc += (rng() % 5 ? std::string(vocab[rng() % 8]) : "w" + std::to_string(rng() % 4000));
+        doc += (rng() % 7 ? " " : ", ");
+    }
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace}) {
+        for (int k : {1, 2, 5, 9, 256}) {
+            const ShingleSpec spec{u, k};
+            minhash::DistinctShingles set;
+            ASSERT_EQ(distinct_shingles(doc, spec, nullptr, kUnlimited, &set), Status::Ok);
+            const Strings expected = reference_distinct(doc, spec);
+            EXPECT_EQ(as_strings(set), expected) << minhash::shingle_unit_name(u) << " k=" << k;
+            size_t bytes = 0;
+            for (const auto &s : expected)
+                bytes += s.size();
+            EXPECT_EQ(set.total_bytes(), bytes);
+        }
+    }
+    // Short texts and empty ones, through the same path.
+    EXPECT_EQ(words("Hello, World", 5), (Strings{"hello world"}));
+    EXPECT_TRUE(words(" ;; ", 5).empty());
+}
+
+TEST(DistinctShingles, BudgetChargesEachDistinctShingleOnce) {
+    const ShingleSpec spec{ShingleUnit::Word, 1};
+    const size_t per = 1 + minhash::kDistinctShingleOverhead;  // one-letter words
+    minhash::DistinctShingles set;
+    // Three distinct shingles, repeated: repeats cost nothing.
+    const std::string doc = "a b c a b c a a a";
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 3 * per, &set), Status::Ok);
+    EXPECT_EQ(as_strings(set), (Strings{"a", "b", "c"}));
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 3 * per - 1, &set), Status::TooLarge);
+    EXPECT_EQ(set.size(), 0u);  // nothing is returned on failure
+    EXPECT_EQ(distinct_shingles(doc, spec, nullptr, 0, &set), Status::TooLarge);
+    // The empty set fits any budget.
+    EXPECT_EQ(distinct_shingles(" , ", spec, nullptr, 0, &set), Status::Ok);
+    EXPECT_EQ(set.size(), 0u);
+}
+
+TEST(DistinctShingles, TooLargeStopsEarly) {
+    // Millions of distinct character shingles against a 1 MB budget: the
+    // answer comes as soon as the budget is spent, not after the document.
+    std::string doc(size_t(32) << 20, ' ');
+    uint64_t x = 1;
+    for (size_t i = 0; i < doc.size(); i += 1 + x % 13) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        doc[i] = static_cast<char>('a' + (x >> 59));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    minhash::DistinctShingles set;
+    EXPECT_EQ(distinct_shingles(doc, {ShingleUnit::Char, 9}, nullptr, size_t(1) << 20, &set),
+              Status::TooLarge);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // 1 MB / (9 + 32) bytes ≈ 25,600 shingles ≈ 25 KB of input; normalizing
+    // all 32 MB would take far longer than this (generous, sanitizers included).
+    EXPECT_LT(seconds, 0.5);
+}
+
+TEST(DistinctShingles, InterruptFlagStopsTheWork) {
+    std::string doc;
+    for (int i = 0; i < 20000; ++i)
+        doc += "word" + std::to_string(i) + ' ';
+    volatile std::sig_atomic_t pending = 1;
+    minhash::DistinctShingles set;
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace}) {
+        pending = 1;
+        EXPECT_EQ(distinct_shingles(doc, {u, 3}, &pending, kUnlimited, &set), Status::Interrupted);
+        EXPECT_EQ(set.size(), 0u);
+        pending = 0;
+        EXPECT_EQ(distinct_shingles(doc, {u, 3}, &pending, kUnlimited, &set), Status::Ok);
+        EXPECT_EQ(as_strings(set), reference_distinct(doc, {u, 3}));
+    }
+}
+
+TEST(DistinctShingles, InterruptIsPolledBetweenLongTokens) {
+    // Two units of 8 MB each: polling per input bytes (not only per unit count) sees the flag.
+    const std::string doc(8 << 20, 'x');
+    volatile std::sig_atomic_t pending = 1;
+    minhash::DistinctShingles set;
+    EXPECT_EQ(distinct_shingles(doc + " " + doc, {ShingleUnit::Word, 1}, &pending, kUnlimited, &set),
+              Status::Interrupted);
 }

@@ -74,16 +74,22 @@ TEST(SignatureDeterminism, PinnedValues) {
 }
 
 // Character shingles of non-ASCII text: also pins the normalization
-// (libunistring's lowercasing and classification) and code-point windows.
+// (libunistring's full case folding and classification) and code-point
+// windows. Case folding replaced per-character lowercasing, which changed
+// these values: ß now folds to "ss", so the pinned signatures are those the
+// lowercasing implementation gave for "Grösse" (checked at the change).
 TEST(SignatureDeterminism, PinnedCharacterValues) {
     const auto fam = family(8, 12345);
     const std::string doc = "Ça va? Über-Größe, 1859.";
     EXPECT_EQ(sig_of_text(fam->f, doc, {ShingleUnit::Char, 3}),
-              (std::vector<uint32_t>{115790625, 287871939, 182370957, 3386764, 152752566, 308429121,
-                                     31688410, 79210849}));
+              (std::vector<uint32_t>{7756871, 287871939, 182370957, 91072971, 152752566,
+                                     573940812, 31688410, 79210849}));
     EXPECT_EQ(sig_of_text(fam->f, doc, {ShingleUnit::CharNoSpace, 3}),
-              (std::vector<uint32_t>{2769348, 49743029, 182370957, 3386764, 30754254, 308429121,
-                                     31688410, 79210849}));
+              (std::vector<uint32_t>{2769348, 49743029, 182370957, 280699525, 30754254,
+                                     363252744, 31688410, 79210849}));
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace})
+        EXPECT_EQ(sig_of_text(fam->f, doc, {u, 3}),
+                  sig_of_text(fam->f, "ÇA VA? ÜBER-GRÖSSE, 1859.", {u, 3}));
 }
 
 // a_i, b_i are outputs 2i+1 and 2i+2 of splitmix64 seeded with the seed; the

@@ -2,12 +2,16 @@
 // normalization, shingling and signatures. Checks, besides "no crash, no
 // sanitizer report", the invariants the SQL surface relies on:
 //  - every unit is a non-empty range inside the normalized text, in order;
+//  - the streamed distinct shingles (minhash_shingles) equal every window of
+//    the recorded units, deduplicated in order of first appearance;
 //  - minhash(doc) equals the signature of minhash_shingles(doc);
 //  - the estimate of a signature with itself is 1.
 // The first input byte picks unit and k, the rest is the document.
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "core/hash.h"
@@ -51,6 +55,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const ShingleSpec spec{unit, k};
     const std::vector<std::string> shingles = distinct_shingles(doc, spec);
+    std::vector<std::string> windows;
+    std::unordered_set<std::string_view> seen;
+    for_each_shingle(norm, k, [&](std::string_view s) {
+        if (seen.insert(s).second)
+            windows.emplace_back(s);
+    });
+    check(shingles == windows);
     std::vector<uint64_t> hashes;
     for (const auto &s : shingles) {
         check(!s.empty());

@@ -215,8 +215,25 @@ typedef struct LshOptions
 
 /* internal pages: sorted LshEntry {low key of child, child block} */
 #define LshTreeEntries(page) ((LshEntry *) ((char *) (page) + LSH_CONTENT_START))
-#define LshTreeCount(page) \
-	((int) ((((PageHeader) (page))->pd_lower - LSH_CONTENT_START) / sizeof(LshEntry)))
+
+/*
+ * Entries stored from the content start up to pd_lower, in signed arithmetic
+ * and clamped to [0, capacity]: a damaged pd_lower must not turn into a
+ * negative or huge count that sends readers (or an append) outside the page.
+ * Paths that write a tree page call lsh_check_tree_page first, which reports
+ * such a page as corrupted instead of relying on the clamp.
+ */
+static inline int
+lsh_count_entries(Page page, int entry_size)
+{
+	int			bytes = (int) ((PageHeader) page)->pd_lower - (int) LSH_CONTENT_START;
+
+	if (bytes <= 0)
+		return 0;
+	return Min(bytes / entry_size, (int) (LSH_CONTENT_SIZE / entry_size));
+}
+
+#define LshTreeCount(page) lsh_count_entries((page), (int) sizeof(LshEntry))
 #define LshTreeSetCount(page, n) \
 	(((PageHeader) (page))->pd_lower = LSH_CONTENT_START + (n) * sizeof(LshEntry))
 
@@ -245,7 +262,7 @@ lsh_leaf_entry_size(Page page)
 static inline int
 lsh_leaf_count(Page page)
 {
-	return (int) ((((PageHeader) page)->pd_lower - LSH_CONTENT_START) / lsh_leaf_entry_size(page));
+	return lsh_count_entries(page, lsh_leaf_entry_size(page));
 }
 
 static inline int
@@ -336,6 +353,8 @@ void		lsh_init_page(Page page, uint16 type, uint16 level);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
+void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
+void		lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
@@ -373,6 +392,14 @@ void		lshendscan(IndexScanDesc scan);
 IndexBulkDeleteResult *lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 									 IndexBulkDeleteCallback callback, void *callback_state);
 IndexBulkDeleteResult *lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+
+/* lsh_check_heap.cpp: minhash_lsh_check's heapallindexed cross-check */
+typedef struct LshHeapCheck LshHeapCheck;
+LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot);
+void		lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params,
+								   const LshSlotHeader *slot);
+void		lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *msg),
+								 void *arg);
 
 /* lsh_cost.cpp */
 void		lshcostestimate(struct PlannerInfo *root, struct IndexPath *path, double loop_count,

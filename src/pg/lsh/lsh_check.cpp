@@ -2,6 +2,13 @@
  * minhash_lsh_check(index) walks an lsh index and lists every inconsistency
  * it finds (no rows: consistent); minhash_lsh_stats(index) reports its shape.
  *
+ * Both require ownership of the table, verified before any lock is taken:
+ * a lock request queues, so even one refused afterwards would hold up other
+ * sessions (the check's ShareLock waits behind writers and everything queued
+ * after it waits too). EXECUTE on minhash_lsh_check is also revoked from
+ * PUBLIC (src/sql/50_lsh.sql), as amcheck does: holding off writers for the
+ * length of a check is an administrator's decision.
+ *
  * The check holds ShareLock on the index, which waits for and then blocks
  * writers (inserts and VACUUM hold RowExclusiveLock) but not readers, so it
  * sees a quiescent index. A hot standby cannot take ShareLock; its only
@@ -23,7 +30,10 @@
  *    data pages. An entry that is not a band key of its row, or is repeated,
  *    is a problem; so is a LIVE row lacking entries whose heap tuple is
  *    visible (a row of an aborted or crashed transaction may lack some until
- *    VACUUM removes it).
+ *    VACUUM removes it);
+ *  - with heapallindexed, the index against the table (lsh_check_heap.cpp):
+ *    every LIVE slot of a visible row holds the row's indexed value, and
+ *    every visible row the index covers has a LIVE slot.
  */
 #include "pg/lsh/lsh.h"
 
@@ -80,6 +90,8 @@ typedef struct LshChecker
 	uint32	   *keys;			/* scratch: one row's band keys */
 	/* the leaves' entries as (row id, key) sort keys */
 	Tuplesortstate *actual;
+	Snapshot	snapshot;		/* MVCC, for heap visibility */
+	LshHeapCheck *heapcheck;	/* heapallindexed: NULL if not asked for */
 } LshChecker;
 
 static void
@@ -114,16 +126,24 @@ put_pair(Tuplesortstate *sort, uint32 key, uint32 rowid)
 	tuplesort_putdatum(sort, Int64GetDatum((int64) (v ^ PAIR_FLIP)), false);
 }
 
+/*
+ * Open an lsh index and its table, the index with the given lock mode. The
+ * caller must own the table: checked from the catalogs before any lock is
+ * requested (see the top of this file).
+ */
 static Relation
 lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, true);
+	const char *name = get_rel_name(indexoid);
 	Relation	index;
 
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+				 errmsg("\"%s\" is not an index", name ? name : "?")));
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name ? name : "?");
 	/* heap before index, as every other user of both locks them */
 	*heap = table_open(heapoid, AccessShareLock);
 	index = index_open(indexoid, mode);
@@ -131,8 +151,15 @@ lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	if (index->rd_rel->relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
+				 errdetail("A partitioned index has no storage of its own: "
+						   "each partition has its own lsh index."),
+				 errhint("Check the partitions' indexes, e.g. SELECT relid::regclass, minhash_lsh_check(relid) "
+						 "FROM pg_partition_tree(%s) WHERE isleaf.",
+						 quote_literal_cstr(quote_identifier(RelationGetRelationName(index))))));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -267,6 +294,8 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 					used++;
 					if (!ItemPointerIsValid(&slot->tid))
 						problem(c, "block %u slot %d: invalid heap TID", blkno, s);
+					else if (c->heapcheck != NULL && slot->state == LSH_SLOT_LIVE)
+						lsh_heapcheck_add_slot(c->heapcheck, &c->params, slot);
 					c->slotstate[id] = (uint8) slot->state;
 				}
 				if (used != opaque->count)
@@ -321,6 +350,7 @@ check_free_list(LshChecker *c, BlockNumber nfreelisted)
 			problem(c, "free list: block %u is on the list but not marked so", blkno);
 		blkno = LshPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 	if (n != nfreelisted)
 		problem(c, "free list: %u pages on the list, %u pages marked as on it", n, nfreelisted);
@@ -590,7 +620,7 @@ check_rows(LshChecker *c, uint64 nallocated)
 {
 	IndexFetchTableData *fetch = table_index_fetch_begin(c->heap);
 	TupleTableSlot *tslot = table_slot_create(c->heap, NULL);
-	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	Snapshot	snapshot = c->snapshot;
 
 	if (nallocated != c->meta.nslots)
 		problem(c, "metapage: %llu allocated slots recorded, %llu found",
@@ -614,15 +644,21 @@ check_rows(LshChecker *c, uint64 nallocated)
 					c->missing[id], c->params.bands);
 		CHECK_FOR_INTERRUPTS();
 	}
-	UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(tslot);
 	table_index_fetch_end(fetch);
+}
+
+static void
+report_problem(void *arg, const char *msg)
+{
+	problem((LshChecker *) arg, "%s", msg);
 }
 
 extern "C" Datum
 minhash_lsh_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
 	LshChecker	c;
 	uint64		nallocated = 0;
 	BlockNumber nfreelisted = 0;
@@ -632,11 +668,21 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	c.index = lsh_open_checked(indexoid, lockmode, &c.heap);
+	/*
+	 * For heap visibility. A row it sees was written by a statement that
+	 * has ended (its transaction committed before the snapshot), and such a
+	 * statement held RowExclusiveLock on the index from executor start to
+	 * end, so its entries are in. On a standby it is taken before the
+	 * passes over the index: entries are replayed before the commit record.
+	 */
+	c.snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	c.nblocks = RelationGetNumberOfBlocks(c.index);
 	if (c.nblocks == 0)
 		problem(&c, "the index has no metapage");
 	else if (check_meta(&c))
 	{
+		if (heapallindexed)
+			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot);
 		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		if (c.meta.num_perm > 0)
@@ -665,6 +711,9 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 			tuplesort_end(c.actual);
 			check_rows(&c, nallocated);
 		}
+		/* also without parameters: then no row may be visible with a signature */
+		if (c.heapcheck != NULL)
+			lsh_heapcheck_finish(c.heapcheck, report_problem, &c);
 	}
 	if (c.nproblems > LSH_MAX_PROBLEMS)
 	{
@@ -674,6 +723,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(c.rsinfo->setResult, c.rsinfo->setDesc, &value, &isnull);
 	}
+	UnregisterSnapshot(c.snapshot);
 	index_close(c.index, lockmode);
 	table_close(c.heap, AccessShareLock);
 	return (Datum) 0;

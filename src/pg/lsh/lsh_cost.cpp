@@ -20,6 +20,7 @@ extern "C" {
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "utils/float.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 }
@@ -52,9 +53,15 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexCorrelation = 0;
 	if (path->indexclauses == NIL && path->indexorderbys == NIL)
 	{
-		/* nothing to look up: the index cannot answer this */
-		*indexStartupCost = disable_cost;
-		*indexTotalCost = disable_cost;
+		/*
+		 * Nothing to look up (amoptionalkey lets the planner offer such a
+		 * path, e.g. an index-only scan for count(*), or a partial index
+		 * whose predicate the query implies): the index cannot answer it.
+		 * disable_cost is not enough, since it can undercut a sequential
+		 * scan under enable_seqscan = off, which adds disable_cost too.
+		 */
+		*indexStartupCost = get_float8_infinity();
+		*indexTotalCost = get_float8_infinity();
 		*indexSelectivity = 1.0;
 		*indexPages = info->pages;
 		return;

@@ -204,6 +204,8 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 					break;
 				bufs[nbufs] = ReadBuffer(index, leaf[order[i]]);
 				LockBuffer(bufs[nbufs], BUFFER_LOCK_EXCLUSIVE);
+				/* before the append below trusts its pd_lower */
+				lsh_check_tree_page(index, BufferGetPage(bufs[nbufs]), leaf[order[i]], LSH_PAGE_LEAF);
 				nbufs++;
 			}
 			i++;
@@ -220,11 +222,6 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 			if (j < 0 || leaf[b] != BufferGetBlockNumber(bufs[j]))
 				j++;
 			page = pages[j];
-			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-								RelationGetRelationName(index), leaf[b])));
 			if (lsh_leaf_count(page) >= lsh_leaf_capacity(page))
 			{
 				pending[npending++] = b;
@@ -370,13 +367,8 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
+		lsh_check_tree_page(index, page, blkno, 0);
 		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) ||
-			(LshPageType(page) != LSH_PAGE_LEAF && LshPageType(page) != LSH_PAGE_INTERNAL))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("lsh index \"%s\" is corrupted: expected a tree page at block %u",
-							RelationGetRelationName(index), blkno)));
 
 		if (opaque->level == 0 ? lsh_leaf_count(page) >= lsh_leaf_capacity(page)
 			: LshTreeCount(page) >= LSH_TREE_CAPACITY)

@@ -79,9 +79,7 @@ lsh_new_buffer(Relation index)
 	return buf;
 }
 
-static void lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
-
-static void
+void
 lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 {
 	ereport(ERROR,
@@ -91,27 +89,75 @@ lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 			 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
 }
 
-/* Pin and lock the metapage, checking that it is one. */
+/*
+ * Pin and lock the metapage, checking that it is one and that its parameters
+ * are sane: every reader sizes slots, band slices and page offsets from
+ * them, so a damaged value would send it outside a page or a signature.
+ */
 Buffer
 lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 {
 	Buffer		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
 	Page		page;
+	const LshMetaPageData *m;
 
 	LockBuffer(buf, mode);
 	page = BufferGetPage(buf);
 	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_META)
 		lsh_corrupted(index, "not a metapage", LSH_METAPAGE_BLKNO);
 	*meta = LshPageGetMeta(page);
-	if ((*meta)->magic != LSH_MAGIC)
+	m = *meta;
+	if (m->magic != LSH_MAGIC)
 		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
-	if ((*meta)->version != LSH_VERSION)
+	if (m->version != LSH_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
-						RelationGetRelationName(index), (*meta)->version, LSH_VERSION),
+						RelationGetRelationName(index), m->version, LSH_VERSION),
 				 errhint("REINDEX the index.")));
+	/* num_perm = 0: no signature seen yet, and nothing else is in use */
+	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
+		(m->num_perm != 0 &&
+		 (m->bands < 1 || m->rows < 1 || (int) m->bands * m->rows > m->num_perm ||
+		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage",
+						RelationGetRelationName(index)),
+				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page.",
+						   m->num_perm, m->bands, m->rows, m->slots_per_page),
+				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
 	return buf;
+}
+
+/*
+ * Report corruption unless page is an lsh tree page of the given type
+ * (LSH_PAGE_LEAF or LSH_PAGE_INTERNAL; 0 for either) whose pd_lower ends a
+ * whole number of entries within the page's capacity. Every path that reads
+ * a tree page's entries calls this first: an append at a bad pd_lower would
+ * write outside the entry array, and a split or VACUUM would silently
+ * rewrite a damaged page as if it were sound.
+ */
+void
+lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type)
+{
+	int			esize;
+	int			bytes;
+
+	if (!LshPageIsLsh(page) ||
+		(type != 0 ? LshPageType(page) != type :
+		 LshPageType(page) != LSH_PAGE_LEAF && LshPageType(page) != LSH_PAGE_INTERNAL))
+		lsh_corrupted(index, type == LSH_PAGE_LEAF ? "expected a leaf" :
+					  type == LSH_PAGE_INTERNAL ? "expected an internal page" :
+					  "expected a tree page", blkno);
+	esize = LshPageType(page) == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page) : (int) sizeof(LshEntry);
+	bytes = (int) ((PageHeader) page)->pd_lower - (int) LSH_CONTENT_START;
+	if (bytes < 0 || bytes % esize != 0 || bytes / esize > (int) (LSH_CONTENT_SIZE / esize))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("lsh index \"%s\" is corrupted: tree page with invalid pd_lower %d at block %u",
+						RelationGetRelationName(index), (int) ((PageHeader) page)->pd_lower, blkno),
+				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
 }
 
 void
@@ -295,9 +341,9 @@ lsh_read_internal(Relation index, BlockNumber blkno, int level, Buffer *buf)
 	*buf = ReadBuffer(index, blkno);
 	LockBuffer(*buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(*buf);
+	lsh_check_tree_page(index, page, blkno, LSH_PAGE_INTERNAL);
 	opaque = LshPageGetOpaque(page);
-	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_INTERNAL ||
-		opaque->level != level || LshTreeCount(page) == 0)
+	if (opaque->level != level || LshTreeCount(page) == 0)
 		lsh_corrupted(index, "expected an internal page", blkno);
 	return page;
 }

@@ -13,6 +13,13 @@
  * ORDER BY <%> returns only rows sharing a band with the query, closest
  * first: a LIMIT n may see fewer than n rows when fewer candidates exist.
  * minhash.lsh_min_candidates widens such a scan to every stored signature.
+ *
+ * A NULL ORDER BY argument (e.g. a parameter of a generic plan) makes every
+ * distance NULL, as <%> is strict: a sequential scan and sort returns every
+ * row then, in no particular order. So does the index, as GiST does: without
+ * a % condition it returns every live row it holds (rows with a NULL
+ * signature are not in the index), with xs_orderbynulls set. A NULL % argument
+ * matches nothing, as the operator does.
  */
 #include "pg/lsh/lsh.h"
 
@@ -49,7 +56,7 @@ typedef struct LshScanOpaqueData
 	int			nquals;
 	MinHashSig **quals;			/* right-hand sides of % */
 	int			norderbys;
-	MinHashSig **orderbys;		/* right-hand sides of <%> */
+	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
 	double		threshold;
 } LshScanOpaqueData;
 
@@ -129,7 +136,7 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 	r->tid = slot->tid;
 	r->pos = so->nresults;
 	for (int j = 0; j < so->norderbys; j++)
-		so->dist[(Size) r->pos * so->norderbys + j] =
+		so->dist[(Size) r->pos * so->norderbys + j] = so->orderbys[j] == NULL ? 0.0 :
 			1.0 - minhash::jaccard_estimate(values, so->orderbys[j]->values, so->num_perm);
 	so->nresults++;
 }
@@ -165,12 +172,8 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
 		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-							RelationGetRelationName(index), blkno)));
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
 		{
@@ -282,7 +285,8 @@ lsh_result_cmp(const void *a, const void *b)
 		double		dx = sort_so->dist[(Size) x->pos * sort_so->norderbys + j];
 		double		dy = sort_so->dist[(Size) y->pos * sort_so->norderbys + j];
 
-		if (dx != dy)
+		/* a NULL argument's distances are all NULL, hence equal */
+		if (sort_so->orderbys[j] != NULL && dx != dy)
 			return dx < dy ? -1 : 1;
 	}
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
@@ -297,7 +301,7 @@ lsh_search(IndexScanDesc scan)
 	LshMetaPage meta;
 	Buffer		metabuf;
 	LshIndexParams params;
-	const MinHashSig *probe;
+	const MinHashSig *probe = NULL;
 	uint32	   *keys;
 	uint32	   *ids;
 	int			nids = 0;
@@ -328,11 +332,9 @@ lsh_search(IndexScanDesc scan)
 	{
 		ScanKey		sk = &scan->orderByData[j];
 
-		if (sk->sk_flags & SK_ISNULL)
-			goto done;
 		if (sk->sk_strategy != LSH_DISTANCE_STRATEGY)
 			elog(ERROR, "unexpected ordering strategy %d in an lsh index scan", sk->sk_strategy);
-		so->orderbys[j] = DatumGetMinHashSig(sk->sk_argument);
+		so->orderbys[j] = (sk->sk_flags & SK_ISNULL) ? NULL : DatumGetMinHashSig(sk->sk_argument);
 	}
 	so->threshold = minhash_similarity_threshold;
 
@@ -345,10 +347,22 @@ lsh_search(IndexScanDesc scan)
 	for (int i = 0; i < so->nquals; i++)
 		lsh_check_signature(index, &params, so->quals[i], "query signature");
 	for (int j = 0; j < so->norderbys; j++)
-		lsh_check_signature(index, &params, so->orderbys[j], "query signature");
+	{
+		if (so->orderbys[j] != NULL)
+			lsh_check_signature(index, &params, so->orderbys[j], "query signature");
+	}
 
-	/* Candidates come from the first % query, else from the ORDER BY query */
-	probe = so->nquals > 0 ? so->quals[0] : so->orderbys[0];
+	/* Candidates come from the first % query, else from the first non-NULL ORDER BY query */
+	if (so->nquals > 0)
+		probe = so->quals[0];
+	for (int j = 0; probe == NULL && j < so->norderbys; j++)
+		probe = so->orderbys[j];
+	if (probe == NULL)
+	{
+		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
+		lsh_verify_all(index, so, &params);
+		goto sort;
+	}
 	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
 	lsh_band_keys(&params, probe->values, keys);
 	ids = (uint32 *) palloc(sizeof(uint32) * capids);
@@ -385,6 +399,7 @@ lsh_search(IndexScanDesc scan)
 		lsh_verify_all(index, so, &params);
 	}
 
+sort:
 	sort_so = so;
 	qsort(so->results, so->nresults, sizeof(LshResult), lsh_result_cmp);
 
@@ -413,7 +428,7 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 	for (int j = 0; j < so->norderbys; j++)
 	{
 		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist[(Size) r->pos * so->norderbys + j]);
-		scan->xs_orderbynulls[j] = false;
+		scan->xs_orderbynulls[j] = so->orderbys[j] == NULL;
 	}
 	return true;
 }

@@ -268,11 +268,8 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buf);
-			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-								RelationGetRelationName(index), blkno)));
+			/* pruning rewrites the leaf from its entries: never from a damaged one */
+			lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
 			lsh_prune_leaf(index, buf, dead, nbits);
 			blkno = LshPageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
