@@ -151,7 +151,6 @@ SELECT count(*) FROM (
   SELECT 1 FROM s a JOIN s b ON a.id < b.id WHERE jaccard(a.sh, b.sh) >= 0.5) x;
 SQL
     signatures) script_ms <<SQL ;;
-SET enable_indexscan = off; SET enable_bitmapscan = off;
 SELECT count(*) FROM (
   WITH s AS MATERIALIZED (SELECT id, minhash(body) AS sig FROM docs WHERE id <= $n)
   SELECT 1 FROM s a JOIN s b ON a.id < b.id WHERE a.sig % b.sig) x;
