@@ -87,10 +87,10 @@ plot_scurve() {
         if [ "$t" = index ]; then
             [ "${LSH_INDEX:-0}" = 1 ] && have_fn minhash_lsh_stats || continue
             read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_stats('docs_sig_lsh')")
-            label="lsh index, threshold = 0.5"
+            label="lsh index, t = 0.5"
         else
             read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_params($t, 128)")
-            label="minhash_lsh_params($t, 128)"
+            label="balanced, t = $t"
         fi
         q -F$'\t' -c "
             SELECT $i, (floor(p.j * 20) + 0.5) / 20, avg((minhash_bands(x.sig, $b, $r) && minhash_bands(y.sig, $b, $r))::int), count(*)

@@ -7,7 +7,7 @@ set xlabel "exact Jaccard similarity s"
 set ylabel "candidate probability"
 set xrange [0:1]
 set yrange [-0.02:1.05]
-set key top left
+set key top left box Left reverse samplen 2 font ",9"
 P(s, b, r) = 1 - (1 - s**r)**b
 if (!exists("b3")) { b3 = 1; r3 = 1; l3 = "" }
 plot P(x, b1, r1) with lines lc rgb "#1f77b4" title sprintf("%s: b = %d, r = %d (model)", l1, b1, r1), \
