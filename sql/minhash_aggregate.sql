@@ -65,7 +65,26 @@ SELECT minhash_agg(item)::text = :'serial_items' AS items_equal,
        minhash_agg(word, 256, 42)::text = :'serial_words' AS words_equal,
        minhash_merge_agg(minhash(ARRAY[word], 16, 1))::text = :'serial_merge' AS merge_equal
 FROM minhash_agg_items;
+-- ... and workers did run: EXPLAIN ANALYZE of the same query under the same
+-- settings shows the Gather's workers launched and the partial states it
+-- passed up (one per worker) to the Finalize Aggregate, which combined them
+CREATE FUNCTION parallel_run(query text) RETURNS TABLE (workers_launched int, partial_states int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+    RETURN QUERY
+    WITH RECURSIVE n(node) AS (SELECT plan -> 0 -> 'Plan'
+                               UNION ALL SELECT json_array_elements(node -> 'Plans') FROM n)
+    SELECT (node ->> 'Workers Launched')::int, (node ->> 'Actual Rows')::int
+    FROM n WHERE node ->> 'Node Type' = 'Gather';
+END $$;
+SELECT workers_launched >= 1 AS workers_launched, partial_states = workers_launched AS one_state_per_worker
+FROM parallel_run($q$SELECT minhash_agg(item), minhash_agg(word, 256, 42), minhash_merge_agg(minhash(ARRAY[word], 16, 1))
+                    FROM minhash_agg_items$q$);
 RESET parallel_leader_participation;
+DROP FUNCTION parallel_run;
 SELECT minhash_agg(item)::text = :'serial_items' AS items_equal_with_leader
 FROM minhash_agg_items;
 RESET force_parallel_mode;

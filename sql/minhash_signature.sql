@@ -10,8 +10,9 @@ INSERT INTO docs VALUES
     (5, 'short'),
     (6, 'Ärger über Öl in Köln, ÄRGER ÜBER ÖL IN KÖLN');
 
--- deterministic: a signature with 4 values, twice
-SELECT minhash(body, num_perm => 4) AS sig, minhash(body, num_perm => 4) = minhash(body, num_perm => 4) AS stable
+-- deterministic: the signature with 4 values is pinned here (any change of
+-- shingling, hashing or seeding changes it)
+SELECT minhash(body, num_perm => 4) AS sig
 FROM docs WHERE id = 1;
 SELECT minhash_num_perm(minhash(body)) AS default_num_perm, minhash_seed(minhash(body)) AS default_seed
 FROM docs WHERE id = 1;
@@ -93,3 +94,28 @@ SELECT minhash('x'::text, k => 257);
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash('x'::text, 'paragraph');
 \echo :LAST_ERROR_SQLSTATE
+
+-- Query cancel inside one call: a 78 MB document hashed as character
+-- shingles takes seconds; statement_timeout stops it (57014), and promptly,
+-- which needs the shingling and hashing loops to check for interrupts (an
+-- error raised once the call returned would come seconds late). The document
+-- is built in the statement, in well under the timeout, so the time is spent
+-- in minhash().
+SET statement_timeout = '300ms';
+SELECT minhash_num_perm(minhash(repeat('lorem ipsum dolor sit amet consectetur ', 2000000), 'char'));
+\echo :LAST_ERROR_SQLSTATE
+CREATE FUNCTION canceled_within(query text, bound interval) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    EXECUTE query;
+    RETURN 'not canceled';
+EXCEPTION WHEN query_canceled THEN
+    RETURN CASE WHEN clock_timestamp() - t0 < bound THEN 'canceled promptly'
+                ELSE 'canceled late: ' || (clock_timestamp() - t0)::text END;
+END $$;
+SELECT canceled_within($q$SELECT minhash(repeat('lorem ipsum dolor sit amet consectetur ', 2000000), 'char')$q$, '1.3 s');
+SELECT canceled_within($q$SELECT minhash_shingles(repeat('lorem ipsum dolor sit amet consectetur ', 2000000), 0, 'char')$q$, '1.3 s');
+RESET statement_timeout;
+DROP FUNCTION canceled_within;

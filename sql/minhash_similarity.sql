@@ -59,9 +59,10 @@ INSERT INTO pairs VALUES
      'the quick brown fox leaps over the lazy dog'),
     ('the quick brown fox jumps over the lazy dog',
      'a completely different sentence without any overlap');
-SELECT jaccard(minhash_shingles(a, 2), minhash_shingles(b, 2)) AS exact,
-       jaccard(minhash(a, k => 2, num_perm => 256), minhash(b, k => 2, num_perm => 256)) AS estimate
-FROM pairs;
+SELECT exact, estimate, abs(estimate - exact) <= 4 * sqrt(exact * (1 - exact) / 256) AS within_4_se
+FROM (SELECT jaccard(minhash_shingles(a, 2), minhash_shingles(b, 2)) AS exact,
+             jaccard(minhash(a, k => 2, num_perm => 256), minhash(b, k => 2, num_perm => 256)) AS estimate
+      FROM pairs) x;
 -- integer sets of known Jaccard: |A∩B| / |A∪B|
 SELECT j, k, abs(est - j) <= 4 * sqrt(j * (1 - j) / k) + 1e-12 AS within_4_se
 FROM (SELECT 500.0 / 1500 AS j, k,
