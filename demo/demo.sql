@@ -15,7 +15,7 @@ CREATE EXTENSION minhash;
 \echo
 
 \echo '==== 2. Shingles: the sets that are compared ===='
-\echo '-- word shingles (default: 5 consecutive words, lowercased, punctuation dropped)'
+\echo '-- word shingles (default: 5 consecutive words, Unicode case-folded, punctuation dropped)'
 \set ECHO queries
 SELECT n, shingle
 FROM unnest(minhash_shingles('The quick brown fox jumps over the lazy dog.'))
