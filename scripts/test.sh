@@ -5,6 +5,8 @@
 #  3. build and install the extension (PGXS)
 #  4. pg_regress against a scratch cluster (stopped even on failure)
 #  5. TAP tests (tests/t) as the postgres user
+#  6. the benchmark's smoke run (10k rows, about a minute): it checks that the
+#     benchmark works; its figures are indicative only (targets are for 1M rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -35,6 +37,9 @@ if ! make installcheck; then
     exit 1
 fi
 bash scripts/pgcluster.sh stop "$scratch/regress"
+
+echo "== benchmark smoke run =="
+bash bench/run.sh --smoke
 
 echo "== TAP tests =="
 bash scripts/tap.sh

@@ -34,10 +34,15 @@ RESET enable_indexscan;
 RESET enable_seqscan;
 
 -- every row as a query: the index (index scan and bitmap scan) against a
--- sequential scan; identical result sets
+-- sequential scan (pinned: no index or bitmap scan may produce the
+-- reference); identical result sets
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
 CREATE TEMP TABLE by_seq AS
 SELECT q.id AS qid, d.id AS rid FROM lsh_docs q, LATERAL (
   SELECT d.id FROM lsh_docs d WHERE d.sig % q.sig OFFSET 0) d WHERE q.sig IS NOT NULL;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 CREATE TEMP TABLE by_index AS
@@ -67,12 +72,39 @@ FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 5;
 RESET enable_seqscan;
 SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
 FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72), id LIMIT 5;
--- % and ORDER BY together
+-- % and ORDER BY together: one index scan that both filters (Index Cond)
+-- and orders (Order By); the same rows and distances, in the same order of
+-- distance, as a sequential scan plus sort
 SET enable_seqscan = off;
-SELECT id, round((sig <%> (SELECT sig FROM lsh_docs WHERE id = 72))::numeric, 4) AS distance
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) CREATE TEMP TABLE both_index AS
+SELECT row_number() OVER () AS pos, * FROM (
+  SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
+  FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
+  ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10) s;
+CREATE TEMP TABLE both_index AS
+SELECT row_number() OVER () AS pos, * FROM (
+  SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
+  FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
+  ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10) s;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
 FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
 ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10;
-RESET enable_seqscan;
+CREATE TEMP TABLE both_seq AS
+SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
+FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
+ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- (rows numbered as the index returned them; shown by distance, then id,
+-- since rows at equal distance may come in either order)
+SELECT id, round(distance::numeric, 4) AS distance FROM both_index ORDER BY distance, id;
+SELECT (SELECT count(*) FROM both_seq) AS rows_seq,
+       (SELECT count(*) FROM (SELECT id, distance FROM both_index EXCEPT SELECT * FROM both_seq) x) AS extra_in_index,
+       (SELECT count(*) FROM (SELECT * FROM both_seq EXCEPT SELECT id, distance FROM both_index) x) AS missed_by_index,
+       (SELECT bool_and(a.distance <= b.distance) FROM both_index a JOIN both_index b ON b.pos = a.pos + 1) AS in_distance_order;
 
 -- the threshold is read when the scan starts
 SET enable_seqscan = off;
@@ -124,13 +156,21 @@ SELECT i, 'report ' || i % 40 || ' on the state of item ' || i % 40 || ' written
           || CASE WHEN i > 40 THEN ' with one note appended' ELSE '' END
 FROM generate_series(1, 120) i;
 CREATE INDEX lsh_text_body ON lsh_text USING lsh (minhash(body));
-SET enable_seqscan = off;
+ANALYZE lsh_text;
+-- left alone, the planner picks the expression index for % and for ORDER BY
+-- <%> LIMIT even on 120 rows: a sequential scan would recompute minhash(text)
+-- (COST 1000) for every row, the index has the signatures stored
 EXPLAIN (COSTS OFF) SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text));
 SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
 EXPLAIN (COSTS OFF) SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
 SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
-RESET enable_seqscan;
+-- the same answer from a sequential scan
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text));
 SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
 
 -- an empty table: k is learned from the first row (or the typmod)
 CREATE TABLE lsh_empty (id int, sig minhash);
@@ -169,4 +209,4 @@ SELECT live_rows, entries = live_rows * bands AS one_entry_per_band FROM minhash
 SELECT * FROM minhash_lsh_check('lsh_docs_sig');
 SELECT * FROM minhash_lsh_check('lsh_docs_sig2');
 
-DROP TABLE lsh_docs, lsh_text, lsh_empty, lsh_typmod, lsh_unlogged;
+DROP TABLE lsh_docs, lsh_text, lsh_empty, lsh_typmod, lsh_unlogged, both_index, both_seq;

@@ -13,9 +13,21 @@ CREATE INDEX lsh_opt_w ON lsh_opt USING lsh (sig) WITH (threshold = 0.5, fp_weig
 SELECT c.relname, s.num_perm, s.bands, s.rows, round(s.threshold::numeric, 3) AS threshold
 FROM pg_class c, minhash_lsh_stats(c.oid) s
 WHERE c.relname IN ('lsh_opt_default', 'lsh_opt_t8', 'lsh_opt_br', 'lsh_opt_w') ORDER BY c.relname;
--- the chosen parameters agree with minhash_lsh_params
-SELECT bands, rows FROM minhash_lsh_params(0.5, 128, 0.5, 0.5);
-SELECT bands, rows FROM minhash_lsh_params(0.8, 128, 0.2, 0.8);
+-- the chosen parameters are minhash_lsh_params' for the index's threshold and
+-- weights: given ones, or the index's defaults (threshold 0.5, fp_weight 0.2,
+-- fn_weight 0.8: LSH_DEFAULT_* in src/pg/lsh/lsh.h, not the function's 0.5/0.5)
+SELECT o.idx, s.bands = p.bands AND s.rows = p.rows AS bands_rows_agree
+FROM (VALUES ('lsh_opt_default', 0.5, 0.2, 0.8), ('lsh_opt_t8', 0.8, 0.2, 0.8),
+             ('lsh_opt_w', 0.5, 0.5, 0.5)) o(idx, t, fp, fn),
+     minhash_lsh_stats(o.idx::regclass) s, minhash_lsh_params(o.t, 128, o.fp, o.fn) p
+ORDER BY o.idx;
+-- the default weights matter here: with 0.5/0.5 the optimiser picks other
+-- bands and rows at threshold 0.5, so the join above can tell them apart
+SELECT (SELECT (bands, rows) FROM minhash_lsh_params(0.5, 128, 0.2, 0.8))
+       IS DISTINCT FROM (SELECT (bands, rows) FROM minhash_lsh_params(0.5, 128, 0.5, 0.5)) AS weights_matter;
+-- explicit bands and rows: the design threshold is (1/b)^(1/r)
+SELECT abs(threshold - (1.0 / bands) ^ (1.0 / rows)) < 1e-9 AS threshold_from_bands_rows
+FROM minhash_lsh_stats('lsh_opt_br');
 
 -- invalid combinations: 22023
 CREATE INDEX lsh_bad ON lsh_opt USING lsh (sig) WITH (threshold = 0.5, bands = 10, rows = 5);

@@ -46,15 +46,39 @@ SELECT count(*) AS found, count(*) FILTER (WHERE grp = 10) AS in_group
 FROM lsh_part WHERE sig % (SELECT sig FROM lsh_part WHERE id = 1010);
 RESET enable_indexscan;
 -- ORDER BY <%> LIMIT: each partition's index returns its rows in order of
--- distance, merged across partitions
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_part ORDER BY sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) LIMIT 5;
-SELECT id, round((sig <%> (SELECT sig FROM lsh_part WHERE id = 1010))::numeric, 2) AS distance
-FROM lsh_part ORDER BY sig <%> (SELECT sig FROM lsh_part WHERE id = 1010), id LIMIT 5;
+-- distance, merged across partitions. The statement run is the one
+-- explained: rows are numbered as they come out of Merge Append. Ties within
+-- the group make ids ambiguous, so ids are shown as "in the query's group"
+-- and the distances, in order, are compared with a sequential scan's.
+EXPLAIN (COSTS OFF) CREATE TEMP TABLE part_near_index AS
+SELECT row_number() OVER () AS pos, * FROM (
+  SELECT id, sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) AS distance
+  FROM lsh_part ORDER BY sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) LIMIT 5) s;
+CREATE TEMP TABLE part_near_index AS
+SELECT row_number() OVER () AS pos, * FROM (
+  SELECT id, sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) AS distance
+  FROM lsh_part ORDER BY sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) LIMIT 5) s;
 RESET enable_seqscan;
--- every row finds itself through the index, the same pairs as a sequential scan
+SELECT pos, id = 1010 AS is_query, id % 100 = 10 AS in_group, round(distance::numeric, 4) AS distance
+FROM part_near_index ORDER BY pos;
+-- the reference: a sequential scan and a sort
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) AS distance
+FROM lsh_part ORDER BY 1 LIMIT 5;
+SELECT (SELECT array_agg(distance ORDER BY pos) FROM part_near_index)
+     = (SELECT array_agg(distance) FROM (
+          SELECT sig <%> (SELECT sig FROM lsh_part WHERE id = 1010) AS distance
+          FROM lsh_part ORDER BY 1 LIMIT 5) s) AS same_distances_same_order,
+       (SELECT bool_and(n.distance = l.sig <%> q.sig) FROM part_near_index n
+          JOIN lsh_part l ON l.id = n.id, lsh_part q WHERE q.id = 1010) AS distances_of_the_rows;
+-- every row finds itself through the index, the same pairs as a sequential
+-- scan (pinned: no index or bitmap scan may produce the reference)
 CREATE TEMP TABLE part_by_seq AS
 SELECT q.id AS qid, d.id AS rid FROM lsh_part q, LATERAL (
   SELECT d.id FROM lsh_part d WHERE d.sig % q.sig OFFSET 0) d;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
 SET enable_seqscan = off;
 CREATE TEMP TABLE part_by_index AS
 SELECT q.id AS qid, d.id AS rid FROM lsh_part q, LATERAL (
@@ -82,4 +106,4 @@ FROM lsh_part WHERE sig % (SELECT sig FROM lsh_part WHERE id = 10);
 RESET enable_seqscan;
 SELECT relid::regclass, minhash_lsh_check(relid, true) FROM pg_partition_tree('lsh_part_sig') WHERE isleaf;
 
-DROP TABLE lsh_part, part_by_seq, part_by_index;
+DROP TABLE lsh_part, part_by_seq, part_by_index, part_near_index;

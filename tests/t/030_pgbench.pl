@@ -25,8 +25,10 @@ $node->safe_psql('postgres', q{
 	CREATE INDEX t_sig_idx ON t USING lsh (sig) WITH (threshold = 0.5);
 });
 
-# Queries run with the planner forced onto the index; a query that could not
-# use it would fail here instead of silently scanning the table.
+# Queries run with enable_seqscan = off, which only adds a large cost to a
+# sequential scan: a query that could not use the index would still run (as a
+# sequential scan) rather than fail. That the scripts' queries do use the index
+# is asserted from their plans just below.
 my %scripts = (
 	'insert@6' => q{
 INSERT INTO t SELECT n, fam_sig(n) FROM (SELECT nextval('t_id') AS n FROM generate_series(1, 5)) s;

@@ -5,7 +5,9 @@
 #  - damaged pages (edited on disk here: a leaf's pd_lower out of bounds, a
 #    metapage with impossible parameters) are reported as index corruption
 #    (XX002) by inserts and scans, never written or read past their bounds,
-#    and minhash_lsh_check lists what is wrong.
+#    and minhash_lsh_check lists what is wrong;
+#  - damage that leaves every page well-formed (a flipped key byte, a
+#    dropped leaf entry, a garbage slot state) is found by minhash_lsh_check.
 use strict;
 use warnings;
 
@@ -193,6 +195,70 @@ for my $case (
 		$problem, "metapage $what: minhash_lsh_check reports it");
 	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
 	check_clean($node, 't_idx', "metapage $what: clean after REINDEX");
+}
+
+# What only minhash_lsh_check sees: damage that leaves every page
+# well-formed. A flipped byte of a band key, an entry dropped from the leaf,
+# and a slot with a state that is neither FREE, LIVE nor DEAD.
+
+# the first block of type $type (LSH_PAGE_* low bits of the flags) and its flags
+sub block_of_type
+{
+	my ($type) = @_;
+	my $file = index_file();
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $nblocks = (-s $file) / $BLCKSZ;
+	for my $blk (1 .. $nblocks - 1)
+	{
+		my $page = read_block($file, $blk);
+		my ($flags, $page_id) = unpack('S S', substr($page, $SPECIAL + 16, 4));
+		return ($blk, $flags, $page) if $page_id == 0xFF8C && ($flags & 0xF) == $type;
+	}
+	die "no page of type $type found";
+}
+
+sub check_problems
+{
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(problem, E'\n') FROM minhash_lsh_check('t_idx')");
+}
+
+{
+	# the single leaf holds keys from 0 to 2^32 - 1, so its entries are the
+	# wide ones: {uint32 key; uint32 row id} from offset 24
+	my ($leaf, $flags, $page) = block_of_type(0x8);
+	is($flags & 0x40, 0, 'the leaf has 8-byte entries');
+	my ($key, $rowid) = unpack('L L', substr($page, 24, 8));
+	my $flipped = $key ^ 0xFF;
+	patch_block($leaf, 24, pack('L', $flipped));
+	my $p = check_problems();
+	like($p, qr/entry \(key $flipped, row id $rowid\): not a band key of the row, or repeated/,
+		'a flipped key byte: the entry is reported as not a band key of its row');
+	like($p, qr/row \(\d+,\d+\) is visible but lacks 1 of its 30 band entries/,
+		'a flipped key byte: the row is reported as lacking the entry');
+	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
+	check_clean($node, 't_idx', 'flipped key byte: clean after REINDEX');
+}
+
+{
+	# pd_lower one entry lower: the last entry is gone, the page well-formed
+	my ($leaf, $flags, $page) = block_of_type(0x8);
+	my $lower = unpack('S', substr($page, 12, 2));
+	patch_block($leaf, 12, pack('S', $lower - 8));
+	like(check_problems(), qr/^row \(\d+,\d+\) is visible but lacks 1 of its 30 band entries$/,
+		'a dropped entry: its row is reported as lacking it, and nothing else');
+	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
+	check_clean($node, 't_idx', 'dropped entry: clean after REINDEX');
+}
+
+{
+	# slot 0 of the first data page: tid (6 bytes) then the uint16 state
+	my ($data) = block_of_type(0x2);
+	patch_block($data, 24 + 6, pack('S', 0x7777));
+	like(check_problems(), qr/block $data slot 0: invalid state 30583/,
+		'a garbage slot state is reported');
+	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
+	check_clean($node, 't_idx', 'garbage slot state: clean after REINDEX');
 }
 
 # Every row is still found through the rebuilt index.

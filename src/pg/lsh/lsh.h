@@ -13,7 +13,7 @@
  * whose flags give the page type.
  *
  *  block 0: metapage (LshMetaPageData after the page header): magic, version,
- *      k, seed, bands, rows, slots per data page, the tree's root, height and
+ *      k, bands, rows, slots per data page, seed, the tree's root, height and
  *      leftmost leaf, the head of the free-slot list, the number of allocated
  *      slots, a structure-change counter, key-multiplicity statistics of the
  *      last build (for the cost estimate) and the options as given. k = 0
