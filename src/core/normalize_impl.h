@@ -195,6 +195,13 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
     // (as a unit of its own) only when another unit follows: trimmed at both ends.
     const bool keep_spaces = unit == ShingleUnit::Char;
     bool pending_space = false;
+    // Before a unit: the space of a preceding whitespace run, if kept.
+    auto flush_space = [&]() {
+        const bool ok = !(pending_space && keep_spaces) ||
+                        (out[o++] = ' ', sink.unit(uint32_t(o - 1), uint32_t(o)));
+        pending_space = false;
+        return ok;
+    };
     while (i < n) {
         if (i >= next_tick) {
             next_tick = i + kTickBytes;
@@ -208,12 +215,8 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
                 pending_space = o > 0;
                 continue;
             }
-            if (pending_space && keep_spaces) {
-                out[o++] = ' ';
-                if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
-                    return false;
-            }
-            pending_space = false;
+            if (!flush_space())
+                return false;
             out[o++] = kAscii.lower[c];
             if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
                 return false;
@@ -226,12 +229,8 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
             pending_space = o > 0;
             continue;
         }
-        if (pending_space && keep_spaces) {
-            out[o++] = ' ';
-            if (!sink.unit(uint32_t(o - 1), uint32_t(o)))
-                return false;
-        }
-        pending_space = false;
+        if (!flush_space())
+            return false;
         // Each code point of the folding is a unit ("ß" is the two units "ss").
         for (int b = 0; b < cp.out_len;) {
             const size_t start = o;
