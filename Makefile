@@ -8,17 +8,20 @@
 # packages first, so the PGXS include below may be absent on the first call.
 
 EXTENSION  = minhash
-EXTVERSION = 1.0
+EXTVERSION = 1.1
 MODULE_big = minhash
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS   = $(sort $(wildcard src/pg/*.cpp src/pg/lsh/*.cpp))
 OBJS      = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# The extension script is assembled from one file per feature (src/sql/NN_*.sql).
+# The current extension script is assembled from one file per feature
+# (src/sql/NN_*.sql). Released scripts (minhash--1.0.sql) are frozen copies and
+# every release since ships an upgrade script minhash--A--B.sql: see
+# DEVELOPERS.md, "Changing SQL objects".
 SQL_PARTS  = $(sort $(wildcard src/sql/*.sql))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
-DATA       = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+DATA       = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*.sql))
 
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
