@@ -1,6 +1,6 @@
 /*
- * Scanning an lsh index: % (similarity at least minhash.similarity_threshold)
- * and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
+ * Scanning an lsh index: % (similarity at least minhash.similarity_threshold),
+ * %>= (at least the threshold the query carries) and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
  *
  * A scan works in one go on its first call: look up each of the query's
  * band keys (under the metapage SHARE lock, so the tree cannot split under
@@ -54,10 +54,10 @@ typedef struct LshScanOpaqueData
 	/* the current search */
 	int			num_perm;
 	int			nquals;
-	MinHashSig **quals;			/* right-hand sides of % */
+	MinHashSig **quals;			/* right-hand sides of % and %>= */
+	double	   *thresholds;		/* each qual's threshold (see lsh_scan_quals) */
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
-	double		threshold;
 } LshScanOpaqueData;
 
 typedef LshScanOpaqueData *LshScanOpaque;
@@ -114,7 +114,7 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 
 	for (int i = 0; i < so->nquals; i++)
 	{
-		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
+		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->thresholds[i])
 			return;
 	}
 	if (so->nresults == so->cap)
@@ -292,6 +292,46 @@ lsh_result_cmp(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
+/*
+ * The % and %>= quals: each one's query signature and threshold. This is
+ * where the threshold of a query reaches the scan: % takes the GUC
+ * minhash.similarity_threshold, %>= (the index condition of the IMMUTABLE
+ * minhash_similar(sig, q, t), see lsh_support.cpp) the t its right side
+ * carries. Returns false if a qual can match nothing (a NULL argument).
+ */
+static bool
+lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
+{
+	so->nquals = scan->numberOfKeys;
+	so->quals = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->nquals, 1));
+	so->thresholds = (double *) palloc(sizeof(double) * Max(so->nquals, 1));
+	for (int i = 0; i < so->nquals; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+
+		if (sk->sk_flags & SK_ISNULL)
+			return false;
+		if (sk->sk_strategy == LSH_SIMILAR_STRATEGY)
+		{
+			so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
+			so->thresholds[i] = minhash_similarity_threshold;
+		}
+		else if (sk->sk_strategy == LSH_SIMILAR_T_STRATEGY)
+		{
+			Datum		q;
+			double		t;
+
+			if (!minhash_query_fields(sk->sk_argument, &q, &t))
+				return false;
+			so->quals[i] = DatumGetMinHashSig(q);
+			so->thresholds[i] = t;
+		}
+		else
+			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
+	}
+	return true;
+}
+
 static void
 lsh_search(IndexScanDesc scan)
 {
@@ -313,19 +353,8 @@ lsh_search(IndexScanDesc scan)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
 
-	/* A NULL query matches nothing: the operators are strict */
-	so->nquals = scan->numberOfKeys;
-	so->quals = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->nquals, 1));
-	for (int i = 0; i < so->nquals; i++)
-	{
-		ScanKey		sk = &scan->keyData[i];
-
-		if (sk->sk_flags & SK_ISNULL)
-			goto done;
-		if (sk->sk_strategy != LSH_SIMILAR_STRATEGY)
-			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
-		so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
-	}
+	if (!lsh_scan_quals(scan, so))
+		goto done;				/* a NULL query matches nothing: the operators are strict */
 	so->norderbys = scan->numberOfOrderBys;
 	so->orderbys = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->norderbys, 1));
 	for (int j = 0; j < so->norderbys; j++)
@@ -336,7 +365,6 @@ lsh_search(IndexScanDesc scan)
 			elog(ERROR, "unexpected ordering strategy %d in an lsh index scan", sk->sk_strategy);
 		so->orderbys[j] = (sk->sk_flags & SK_ISNULL) ? NULL : DatumGetMinHashSig(sk->sk_argument);
 	}
-	so->threshold = minhash_similarity_threshold;
 
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	lsh_meta_params(meta, &params);
