@@ -1,6 +1,7 @@
 /*
  * Planner support for minhash_similar(sig, q, t): makes the IMMUTABLE,
- * threshold-carrying form indexable by the lsh index.
+ * threshold-carrying form indexable by the lsh index, and estimates its
+ * selectivity as the % operator's.
  *
  * `%` reads the GUC minhash.similarity_threshold, so it is STABLE and
  * postgres_fdw never ships it. minhash_similar(sig, q, t) is IMMUTABLE and
@@ -27,6 +28,7 @@ extern "C" {
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
 #include "utils/catcache.h"
+#include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(minhash_similar_support);
@@ -68,6 +70,16 @@ minhash_similar_support(PG_FUNCTION_ARGS)
 	Oid			righttype = InvalidOid;
 	RowExpr    *row;
 
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		/*
+		 * No statistics describe how signatures cluster: the guess of the %
+		 * operator's estimator (matchingsel), instead of the planner's 1/3
+		 * for an unknown boolean function, which would price the index out.
+		 */
+		((SupportRequestSelectivity *) rawreq)->selectivity = DEFAULT_MATCHING_SEL;
+		PG_RETURN_POINTER(rawreq);
+	}
 	if (!IsA(rawreq, SupportRequestIndexCondition))
 		PG_RETURN_POINTER(NULL);
 	req = (SupportRequestIndexCondition *) rawreq;
