@@ -8,7 +8,8 @@
 #
 # Each cluster is a scripts/pgcluster.sh cluster (postgres user, free port,
 # scratch directory): DIR/coord and DIR/shard1..N, each with its DIR/x/env to
-# source. `start` creates the minhash extension everywhere, postgres_fdw on
+# source. `start` on existing directories restarts them (new ports; the
+# coordinator's servers are updated). `start` creates the minhash extension everywhere, postgres_fdw on
 # the coordinator, and a foreign server per shard (shard1..N) with
 # extensions 'minhash' (so minhash_similar(sig, q, t) and <%> are shipped)
 # and async_capable 'true' (the shards are scanned concurrently).
@@ -29,7 +30,7 @@ psql_in() {
     # psql_in CLUSTERDIR [psql args...]: psql on that cluster, stop at the first error
     local c=$1
     shift
-    (. "$c/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@")
+    (. "$c/env" && PGOPTIONS="-c client_min_messages=warning" "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@")
 }
 
 case "$cmd" in
@@ -48,13 +49,20 @@ start)
         -c "CREATE EXTENSION IF NOT EXISTS postgres_fdw"
     for i in $(seq 1 "$n"); do
         port=$(. "$dir/shard$i/env" && echo "$PGPORT")
+        # a restarted shard listens on a new port: its server follows it
         psql_in "$dir/coord" <<EOT
-SET client_min_messages = warning;
-DROP SERVER IF EXISTS shard$i CASCADE;
-CREATE SERVER shard$i FOREIGN DATA WRAPPER postgres_fdw
-    OPTIONS (host '127.0.0.1', port '$port', dbname 'postgres',
-             extensions 'minhash', async_capable 'true', fetch_size '1000', batch_size '1000');
-CREATE USER MAPPING FOR CURRENT_USER SERVER shard$i OPTIONS (user 'postgres');
+DO \$\$
+BEGIN
+    IF EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'shard$i') THEN
+        ALTER SERVER shard$i OPTIONS (SET port '$port');
+    ELSE
+        CREATE SERVER shard$i FOREIGN DATA WRAPPER postgres_fdw
+            OPTIONS (host '127.0.0.1', port '$port', dbname 'postgres', extensions 'minhash',
+                     async_capable 'true', fetch_size '1000', batch_size '1000');
+        CREATE USER MAPPING FOR CURRENT_USER SERVER shard$i OPTIONS (user 'postgres');
+    END IF;
+END
+\$\$;
 EOT
     done
     if [ -n "$demo_rows" ]; then
