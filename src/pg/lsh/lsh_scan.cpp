@@ -31,6 +31,7 @@ extern "C" {
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 }
@@ -353,6 +354,8 @@ lsh_search(IndexScanDesc scan)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
 
+	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
+	pgstat_count_index_scan(index);
 	if (!lsh_scan_quals(scan, so))
 		goto done;				/* a NULL query matches nothing: the operators are strict */
 	so->norderbys = scan->numberOfOrderBys;
