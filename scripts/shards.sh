@@ -17,8 +17,8 @@
 # --demo ROWS also creates the table of docs/scale-out.md, sharded: on every
 # shard docs(id, body, sig) with an lsh index and the view docs_bands; on the
 # coordinator the partitioned docs and docs_bands with one foreign partition
-# per shard, and ROWS generated rows (clusters of near-duplicates) inserted
-# through the coordinator.
+# per shard, and ROWS generated rows inserted through the coordinator: half
+# of them in clusters of 5 near-duplicates, half unique.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -85,11 +85,13 @@ EOT
                 echo "CREATE FOREIGN TABLE docs_bands_s$i PARTITION OF docs_bands"
                 echo "    FOR VALUES WITH (MODULUS $n, REMAINDER $((i - 1))) SERVER shard$i OPTIONS (table_name 'docs_bands');"
             done
-            # clusters of 5 near-duplicates: row id is member id % 5 of cluster id / 5
+            # half the rows in clusters of 5 near-duplicates (row id is member id % 5 of
+            # cluster id / 5, even clusters), the other half unique (own words)
             echo "INSERT INTO docs SELECT id, body, minhash(body) FROM ("
-            echo "  SELECT id, (SELECT string_agg('w' || ((id / 5) * 1000 + j)::text, ' ')"
+            echo "  SELECT id, (SELECT string_agg('w' || (c * 1000 + j)::text, ' ')"
             echo "              FROM generate_series(1, 40) j) || ' v' || (id % 5)::text AS body"
-            echo "  FROM generate_series(1, $demo_rows) id) s;"
+            echo "  FROM (SELECT id, CASE WHEN (id / 5) % 2 = 0 THEN id / 5 ELSE -id END AS c"
+            echo "        FROM generate_series(1, $demo_rows) id) g) s;"
         } | psql_in "$dir/coord"
         for i in $(seq 1 "$n"); do psql_in "$dir/shard$i" -c "ANALYZE docs"; done
         psql_in "$dir/coord" -c "ANALYZE docs"
