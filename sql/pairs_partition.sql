@@ -57,6 +57,20 @@ SELECT count(*) AS representative_differences FROM (
 -- keys of another type, through the partitions' own columns
 SELECT count(*) FROM minhash_similar_pairs('pp_idx', 'id', key_type => NULL::text, threshold => 0.5);
 
+-- at the smallest work_mem, with a band group too large for memory: 600
+-- identical rows over all partitions (their ids spill to a tuplesort, their
+-- signatures are compared chunk against chunk across partitions)
+INSERT INTO pp SELECT 20000 + i, -1, minhash(ARRAY[1, 2, 3, 4, 5]) FROM generate_series(1, 600) i;
+SET work_mem = '64kB';
+SET client_min_messages = debug1;
+SELECT count(*) AS pairs, count(*) FILTER (WHERE key_a >= 20000) AS identical,
+       bool_and(similarity = 1) FILTER (WHERE key_a >= 20000) AS all_equal
+FROM minhash_similar_pairs('pp_idx', 'id', 0.5);
+RESET client_min_messages;
+RESET work_mem;
+DELETE FROM pp WHERE id > 20000;
+VACUUM ANALYZE pp;
+
 -- rows the snapshot cannot see are not paired: deleted in one partition
 BEGIN;
 DELETE FROM pp WHERE id IN (10, 11);
@@ -65,6 +79,7 @@ ROLLBACK;
 
 -- the threshold form through the parent: each partition's index, and partition pruning
 SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF)
 SELECT id FROM pp WHERE minhash_similar(sig, (SELECT sig FROM pp_plain WHERE id = 100), 0.5);
 SELECT array_agg(id ORDER BY id) FROM pp WHERE minhash_similar(sig, (SELECT sig FROM pp_plain WHERE id = 100), 0.5);
@@ -77,6 +92,7 @@ SELECT id FROM pp ORDER BY sig <%> (SELECT sig FROM pp_plain WHERE id = 100) LIM
 SELECT array_agg(id ORDER BY id) FROM (
     SELECT id FROM pp ORDER BY sig <%> (SELECT sig FROM pp_plain WHERE id = 100) LIMIT 5) x;
 RESET enable_seqscan;
+RESET enable_bitmapscan;
 
 -- detach: the detached partition's rows leave the answer; attach: they return
 ALTER TABLE pp DETACH PARTITION pp_1;
