@@ -110,6 +110,9 @@ SELECT count(*) AS pairs FROM minhash_similar_pairs('docs_local_lsh', 'id', 0.5)
 EOT
 cat >"$dir/pairs_shard.sql" <<'EOT'
 SET application_name = 'bench_allpairs';
+-- the index build sorts within maintenance_work_mem: hold it to work_mem too
+SELECT set_config('maintenance_work_mem', current_setting('work_mem'), false) \g /dev/null
+\timing on
 CREATE TEMP TABLE cand_ids AS
   SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY band, key) AS n FROM docs_bands) b
   WHERE n > 1;
@@ -140,7 +143,7 @@ pairs_run() {
     WALL[$name]=$(echo "$t1 - $t0" | bc -l)
     CPU[$name]=$(echo "$c1 - $c0" | bc -l)
     PEAK[$name]=$peak
-    PAIRS[$name]=$(tail -1 "$dir/$name.out")
+    PAIRS[$name]=$(grep -v '^Time' "$dir/$name.out" | tail -1)
 }
 pairs_run pairs_local
 pairs_run pairs_shard
@@ -161,3 +164,5 @@ printf '| all pairs (0.5): wall / CPU of all clusters | %.2f s / %.2f s | %.2f s
 printf '| all pairs: pairs found | %s | %s |\n' "${PAIRS[pairs_local]}" "${PAIRS[pairs_shard]}"
 printf '| all pairs: coordinator backend peak RssAnon | %s kB | %s kB |\n' "${PEAK[pairs_local]}" "${PEAK[pairs_shard]}"
 printf '| all pairs: band rows shipped / candidate rows (signatures shipped) | - | %s / %s |\n' "$band_rows" "$cand_rows"
+steps=$(grep '^Time' "$dir/pairs_shard.out" | sed 's/Time: \([0-9.]*\) ms.*/\1/' | awk '{ printf "%s%.1f s", (NR > 1 ? " / " : ""), $1 / 1000 }')
+printf '| all pairs, sharded steps: candidates from band keys / their signatures / index build / walk | - | %s |\n' "$steps"
