@@ -82,7 +82,7 @@ coord <<'EOT'
 CREATE TABLE docs_local AS SELECT * FROM docs;
 ALTER TABLE docs_local ADD PRIMARY KEY (id);
 CREATE INDEX docs_local_lsh ON docs_local USING lsh (sig);
-ANALYZE docs_local;
+VACUUM ANALYZE docs_local;
 EOT
 
 # the same query rows for both (every 97th row, from the local copy so that

@@ -93,7 +93,8 @@ EOT
             echo "  FROM (SELECT id, CASE WHEN (id / 5) % 2 = 0 THEN id / 5 ELSE -id END AS c"
             echo "        FROM generate_series(1, $demo_rows) id) g) s;"
         } | psql_in "$dir/coord"
-        for i in $(seq 1 "$n"); do psql_in "$dir/shard$i" -c "ANALYZE docs"; done
+        # settled tables: no autovacuum of the fresh rows later, during measurements
+        for i in $(seq 1 "$n"); do psql_in "$dir/shard$i" -c "VACUUM ANALYZE docs"; done
         psql_in "$dir/coord" -c "ANALYZE docs"
     fi
     echo "coordinator: . $dir/coord/env; shards: $dir/shard1..$n"
