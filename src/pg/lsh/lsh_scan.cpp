@@ -59,6 +59,7 @@ typedef struct LshScanOpaqueData
 	double	   *thresholds;		/* each qual's threshold (see lsh_scan_quals) */
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
+	double		threshold;		/* that of the qual whose bands are probed (quals[0]) */
 } LshScanOpaqueData;
 
 typedef LshScanOpaqueData *LshScanOpaque;
@@ -330,6 +331,7 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 		else
 			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
 	}
+	so->threshold = so->nquals > 0 ? so->thresholds[0] : minhash_similarity_threshold;
 	return true;
 }
 
