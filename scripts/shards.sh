@@ -83,7 +83,7 @@ EOT
                 echo "CREATE FOREIGN TABLE docs_s$i PARTITION OF docs"
                 echo "    FOR VALUES WITH (MODULUS $n, REMAINDER $((i - 1))) SERVER shard$i OPTIONS (table_name 'docs');"
                 echo "CREATE FOREIGN TABLE docs_bands_s$i PARTITION OF docs_bands"
-                echo "    FOR VALUES WITH (MODULUS $n, REMAINDER $((i - 1))) SERVER shard$i OPTIONS (table_name 'docs_bands');"
+                echo "    FOR VALUES WITH (MODULUS $n, REMAINDER $((i - 1))) SERVER shard$i OPTIONS (table_name 'docs_bands', fetch_size '10000');"
             done
             # half the rows in clusters of 5 near-duplicates (row id is member id % 5 of
             # cluster id / 5, even clusters), the other half unique (own words)

@@ -150,9 +150,9 @@ is($mismatch, 0, 'ORDER BY <%> LIMIT over the shards returns the single-node row
 # (docs/scale-out.md, "All pairs across shards"; kept in step with it)
 my $recipe = q{
 CREATE TEMP TABLE cand_ids AS
-  SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY band, key) AS n FROM docs_bands) b
+  SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b
   WHERE n > 1;
-CREATE TEMP TABLE cand AS
+CREATE UNLOGGED TABLE cand AS
   SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM cand_ids)::bigint[]);
 CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
 };
@@ -182,6 +182,7 @@ for my $wm ('4MB', '64kB')
 	is("$pairs|$ref|$diff|$members|$cdiff", '5600|5600|0|1600|0',
 		"work_mem $wm: pairs (200 x 28) and clusters of the shards equal the single node's");
 	cmp_ok($cross, '>', 2000, "work_mem $wm: $cross of the pairs cross shards");
+	$coord->safe_psql('postgres', 'DROP TABLE cand');
 }
 
 # The Spark-style form: join on band keys, dedupe, verify on signatures.
