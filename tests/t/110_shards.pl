@@ -175,6 +175,19 @@ SELECT (SELECT count(*) FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5))
   || '|' || (SELECT count(*) FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5) p
              JOIN docs a ON a.id = p.key_a JOIN docs b ON b.id = p.key_b
              WHERE a.tableoid <> b.tableoid)};
+# what travels: band keys (id and key only) and the candidates' signatures
+my $recipe_plan = $coord->safe_psql('postgres', q{
+EXPLAIN (VERBOSE, COSTS OFF)
+  SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b WHERE n > 1;
+EXPLAIN (VERBOSE, COSTS OFF)
+  SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM docs_ref WHERE id < 10)::bigint[]);
+});
+# (the planner may also push the sort by key down to the shards and merge)
+is(scalar(() = $recipe_plan =~ /Remote SQL: SELECT id, key FROM public\.docs_bands( ORDER BY key ASC NULLS LAST)?\n/g),
+	$nshards, 'step 1 fetches only (id, key) from every shard') or diag $recipe_plan;
+is(scalar(() = $recipe_plan =~ /Remote SQL: SELECT id, sig FROM public\.docs WHERE \(\(id = ANY \(\$1::bigint\[\]\)\)\)/g),
+	$nshards, 'step 3 sends the candidate ids to every shard and fetches only their signatures') or diag $recipe_plan;
+
 for my $wm ('4MB', '64kB')
 {
 	my $out = $coord->safe_psql('postgres', "SET work_mem = '$wm';\n$recipe\n$compare");
