@@ -352,9 +352,6 @@ int			lsh_slots_per_page(int num_perm);
 void		lsh_init_page(Page page, uint16 type, uint16 level);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
-Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
-void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
-void		lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
@@ -370,6 +367,37 @@ int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
 int			lsh_uint32_cmp(const void *a, const void *b);
+
+/*
+ * lsh_access.cpp: checked page access. A walk remembers the index's block
+ * count (the bound of every chain) and, along a level, the high key the next
+ * page's low key must equal. Call lsh_walk_chain before each new chain.
+ */
+typedef struct LshWalk
+{
+	Relation	index;
+	BlockNumber nblocks;		/* known size, refreshed when a link goes beyond it */
+	BlockNumber steps;			/* pages read in the current chain */
+	bool		check_low;		/* the next page's low key must be low */
+	uint32		low;
+	BufferAccessStrategy strategy;
+} LshWalk;
+
+/* tree heights beyond this are damage: 4 levels already address more than 32-bit row ids */
+#define LSH_MAX_HEIGHT		16
+#define LSH_PAGE_TREE		(LSH_PAGE_LEAF | LSH_PAGE_INTERNAL)
+#define LSH_PAGE_ANY		(LSH_PAGE_META | LSH_PAGE_DATA | LSH_PAGE_TREE)
+
+const char *lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params);
+const char *lsh_slot_problem(const LshSlotHeader *slot);
+void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
+Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
+void		lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy);
+void		lsh_walk_chain(LshWalk *w);
+void		lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held);
+Buffer		lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
+						  const LshIndexParams *params, BlockNumber held, Page *pagep);
+BlockNumber	lsh_walk_right(LshWalk *w, Page page);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

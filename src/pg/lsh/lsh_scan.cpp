@@ -161,19 +161,19 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			uint32 **ids, int *nids, int *capids)
 {
 	BlockNumber blkno = lsh_find_leaf(index, meta, key, true);
+	LshWalk		w;
 
+	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
+	lsh_walk_init(&w, index, NULL);
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		LshPageOpaque opaque;
+		Buffer		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+										InvalidBlockNumber, &page);
+		LshPageOpaque opaque = LshPageGetOpaque(page);
 		int			n;
 		bool		more;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
-		opaque = LshPageGetOpaque(page);
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
 		{
@@ -206,7 +206,7 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
-		blkno = more ? opaque->next : InvalidBlockNumber;
+		blkno = more ? lsh_walk_right(&w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
 	}
 }
@@ -217,24 +217,27 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 		   const uint32 *ids, int nids)
 {
 	int			i = 0;
+	LshWalk		w;
 
+	lsh_walk_init(&w, index, NULL);
 	while (i < nids)
 	{
 		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		bool		isdata;
+		Buffer		buf;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		isdata = LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA;
+		/* entries name allocated slots: anything but a sound data page is damage */
+		lsh_walk_chain(&w);
+		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
+							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
-			const LshSlotHeader *slot;
+			const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]),
+													params->num_perm);
+			const char *problem = lsh_slot_problem(slot);
 
-			if (!isdata)
-				continue;		/* cannot happen: entries name allocated slots */
-			slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]), params->num_perm);
+			if (problem != NULL)
+				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
 				lsh_consider(so, slot);
@@ -254,15 +257,23 @@ lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
+		const char *problem;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		/* all-zero pages are left by a crash during extension; any other must be sound */
+		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, params);
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
+		if (!PageIsNew(page) && LshPageType(page) == LSH_PAGE_DATA)
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
 				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
 
+				problem = lsh_slot_problem(slot);
+				if (problem != NULL)
+					lsh_corrupted(index, problem, blkno);
 				if (slot->state == LSH_SLOT_LIVE)
 					lsh_consider(so, slot);
 			}

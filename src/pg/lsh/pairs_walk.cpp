@@ -210,6 +210,8 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 	PairsPageHint *h = &pc->hint[blkno & pc->mask];
 	Buffer		buf;
 
+	/* the walk skips row ids beyond run->nrowids: blkno < run->nblocks */
+	Assert(blkno < w->run->nblocks);
 	if (h->block == blkno &&
 		ReadRecentBuffer(w->run->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
@@ -222,14 +224,12 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if ((pc->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
 	{
-		Page		page = BufferGetPage(buf);
+		/* entries name allocated slots: anything but a sound data page is damage */
+		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
+			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
 
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_DATA)
-		{
-			/* cannot happen: entries name allocated slots */
-			UnlockReleaseBuffer(buf);
-			return InvalidBuffer;
-		}
+		if (problem != NULL)
+			lsh_corrupted(w->run->index, problem, blkno);
 		pc->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
 	}
 	return buf;
@@ -262,11 +262,15 @@ load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
 			buf = read_data_page(w, blkno);
 			cur = blkno;
 		}
-		if (!BufferIsValid(buf))
-			continue;
 		slot = LshDataSlot(BufferGetPage(buf), lsh_rowid_slot(params, ids[i]), k);
 		if (slot->state != LSH_SLOT_LIVE)
+		{
+			if (lsh_slot_problem(slot) != NULL)
+				lsh_corrupted(run->index, lsh_slot_problem(slot), blkno);
 			continue;
+		}
+		if (lsh_slot_problem(slot) != NULL)
+			lsh_corrupted(run->index, lsh_slot_problem(slot), blkno);
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
 		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
@@ -669,6 +673,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 {
 	MemoryContext oldcxt;
 	PairsWalk	w;
+	LshWalk		lw;
 	BufferAccessStrategy strategy;
 	BlockNumber blkno = run->leftmost;
 	int			k = run->params.num_perm;
@@ -700,6 +705,8 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 
 	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
 	strategy = GetAccessStrategy(BAS_BULKREAD);
+	/* the same checked reads as scans; a right-link cycle ends at the block count */
+	lsh_walk_init(&lw, run->index, strategy);
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf;
@@ -710,19 +717,13 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		uint32		high;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBufferExtended(run->index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
+		buf = lsh_walk_read(&lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+							InvalidBlockNumber, &page);
 		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-							RelationGetRelationName(run->index), blkno)));
 		n = lsh_leaf_decode(page, w.leaf);
 		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 		high = opaque->high;
-		blkno = has_high ? opaque->next : InvalidBlockNumber;
+		blkno = lsh_walk_right(&lw, page);
 		UnlockReleaseBuffer(buf);
 
 		run->leaves++;
