@@ -76,6 +76,7 @@
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
 
+#include "core/lsh_layout.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -226,11 +227,8 @@ typedef struct LshOptions
 static inline int
 lsh_count_entries(Page page, int entry_size)
 {
-	int			bytes = (int) ((PageHeader) page)->pd_lower - (int) LSH_CONTENT_START;
-
-	if (bytes <= 0)
-		return 0;
-	return Min(bytes / entry_size, (int) (LSH_CONTENT_SIZE / entry_size));
+	return minhash::lsh_layout::entry_count(((PageHeader) page)->pd_lower, LSH_CONTENT_START,
+											LSH_CONTENT_SIZE, entry_size);
 }
 
 #define LshTreeCount(page) lsh_count_entries((page), (int) sizeof(LshEntry))
@@ -274,47 +272,25 @@ lsh_leaf_capacity(Page page)
 static inline uint32
 lsh_leaf_key(Page page, int i)
 {
-	const uint8 *p;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].key;
-	p = (const uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
-	return LshPageGetOpaque(page)->low + (p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16));
+	return minhash::lsh_layout::entry_key((const uint8 *) page + LSH_CONTENT_START, i,
+										  (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
+										  LshPageGetOpaque(page)->low);
 }
 
 static inline uint32
 lsh_leaf_rowid(Page page, int i)
 {
-	uint32		rowid;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].value;
-	memcpy(&rowid, (char *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE + 3,
-		   sizeof(uint32));
-	return rowid;
+	return minhash::lsh_layout::entry_rowid((const uint8 *) page + LSH_CONTENT_START, i,
+											(LshPageGetOpaque(page)->flags & LSH_NARROW) != 0);
 }
 
 /* Store entry i (no bounds or range check: the caller knows low <= key <= high). */
 static inline void
 lsh_leaf_put(Page page, int i, uint32 key, uint32 rowid)
 {
-	uint8	   *p;
-	uint32		off;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-	{
-		LshEntry   *e = (LshEntry *) ((char *) page + LSH_CONTENT_START) + i;
-
-		e->key = key;
-		e->value = rowid;
-		return;
-	}
-	p = (uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
-	off = key - LshPageGetOpaque(page)->low;
-	p[0] = (uint8) off;
-	p[1] = (uint8) (off >> 8);
-	p[2] = (uint8) (off >> 16);
-	memcpy(p + 3, &rowid, sizeof(uint32));
+	minhash::lsh_layout::put_entry((uint8 *) page + LSH_CONTENT_START, i,
+								   (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
+								   LshPageGetOpaque(page)->low, key, rowid);
 }
 
 /* Append an entry; the caller has checked lsh_leaf_count < lsh_leaf_capacity. */
@@ -363,6 +339,8 @@ int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
+BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+							  bool *has_low, uint32 *low);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
@@ -398,6 +376,8 @@ void		lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held);
 Buffer		lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
 						  const LshIndexParams *params, BlockNumber held, Page *pagep);
 BlockNumber	lsh_walk_right(LshWalk *w, Page page);
+void		lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low);
+void		lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

@@ -64,7 +64,6 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 	if (type == LSH_PAGE_LEAF || type == LSH_PAGE_INTERNAL)
 	{
 		int			esize = type == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page) : (int) sizeof(LshEntry);
-		int			bytes = (int) ph->pd_lower - (int) LSH_CONTENT_START;
 		bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 
 		if (opaque->flags & LSH_IN_FREELIST)
@@ -73,9 +72,9 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 			return "tree page with a level that does not match its type";
 		if (level >= 0 && opaque->level != level)
 			return psprintf("tree page at level %d, expected level %d", opaque->level, level);
-		if (bytes < 0 || bytes % esize != 0 || bytes / esize > (int) (LSH_CONTENT_SIZE / esize))
+		if (!minhash::lsh_layout::entries_end_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE, esize))
 			return psprintf("tree page with invalid pd_lower %d", ph->pd_lower);
-		if (type == LSH_PAGE_INTERNAL && bytes == 0)
+		if (type == LSH_PAGE_INTERNAL && ph->pd_lower == LSH_CONTENT_START)
 			return "empty internal page";
 		if (type == LSH_PAGE_INTERNAL && (opaque->flags & LSH_NARROW))
 			return "internal page marked narrow";
@@ -84,7 +83,7 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 		if (has_high && opaque->high < opaque->low)
 			return "tree page with a high key below its low key";
 		if ((opaque->flags & LSH_NARROW) &&
-			(has_high ? opaque->high : PG_UINT32_MAX) - opaque->low > LSH_NARROW_RANGE)
+			!minhash::lsh_layout::narrow_range_ok(has_high, opaque->low, opaque->high))
 			return "narrow leaf whose key range needs more than 24 bits";
 	}
 	else if (type == LSH_PAGE_DATA)
@@ -94,7 +93,8 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 		if (opaque->level != 0)
 			return "data page with a level";
 		if (params != NULL && params->num_perm > 0 &&
-			(ph->pd_lower != LSH_CONTENT_START + params->slots_per_page * LSH_SLOT_SIZE(params->num_perm) ||
+			(!minhash::lsh_layout::data_lower_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE,
+												 params->num_perm) ||
 			 opaque->count > params->slots_per_page))
 			return psprintf("data page with invalid pd_lower %d or slot count %d",
 							ph->pd_lower, opaque->count);
@@ -207,6 +207,28 @@ lsh_walk_right(LshWalk *w, Page page)
 	w->check_low = (opaque->flags & LSH_HAS_HIGH) != 0;
 	w->low = opaque->high;
 	return w->check_low ? opaque->next : InvalidBlockNumber;
+}
+
+/* The next page read must have this low key (a parent's separator for its child). */
+void
+lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low)
+{
+	w->check_low = has_low;
+	w->low = low;
+}
+
+/*
+ * A descent for key must end in a leaf whose range holds key; else the tree
+ * above it is damaged, and an append would write an entry the leaf cannot
+ * encode (a narrow entry stores key - low in 24 bits).
+ */
+void
+lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (key < opaque->low || ((opaque->flags & LSH_HAS_HIGH) && key > opaque->high))
+		lsh_corrupted(index, "descent reached a leaf whose key range does not hold the key", blkno);
 }
 
 void

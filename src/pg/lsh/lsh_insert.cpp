@@ -176,6 +176,8 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	LshMetaPage meta;
 	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	BlockNumber *leaf = (BlockNumber *) palloc(sizeof(BlockNumber) * nkeys);
+	bool	   *has_low = (bool *) palloc(sizeof(bool) * nkeys);
+	uint32	   *low = (uint32 *) palloc(sizeof(uint32) * nkeys);
 	int		   *order = (int *) palloc(sizeof(int) * nkeys);
 	int			npending = 0;
 	int			i = 0;
@@ -184,7 +186,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	lsh_walk_init(&w, index, NULL);
 	for (int b = 0; b < nkeys; b++)
 	{
-		leaf[b] = lsh_find_leaf(index, meta, keys[b], false);
+		leaf[b] = lsh_find_leaf_low(index, meta, keys[b], false, &has_low[b], &low[b]);
 		order[b] = b;
 	}
 	sort_leaves = leaf;
@@ -210,10 +212,12 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 					break;
 				/* blocks ascend strictly, so none is held already; checked before the append trusts pd_lower */
 				lsh_walk_chain(&w);
+				lsh_walk_expect_low(&w, has_low[order[i]], low[order[i]]);
 				bufs[nbufs] = lsh_walk_read(&w, leaf[order[i]], BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0,
 											NULL, InvalidBlockNumber, &page);
 				nbufs++;
 			}
+			lsh_check_key_in_leaf(index, BufferGetPage(bufs[nbufs - 1]), leaf[order[i]], keys[order[i]]);
 			i++;
 		}
 
@@ -245,6 +249,8 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	}
 	UnlockReleaseBuffer(metabuf);
 	pfree(leaf);
+	pfree(has_low);
+	pfree(low);
 	pfree(order);
 	return npending;
 }
@@ -410,9 +416,12 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 
 		if (opaque->level == 0)
 		{
-			GenericXLogState *state = GenericXLogStart(index);
-			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			GenericXLogState *state;
+			Page		wpage;
 
+			lsh_check_key_in_leaf(index, page, BufferGetBlockNumber(buf), key);
+			state = GenericXLogStart(index);
+			wpage = GenericXLogRegisterBuffer(state, buf, 0);
 			lsh_leaf_append(wpage, key, rowid);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
@@ -420,6 +429,7 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 		}
 		parent_idx = lsh_child_index(page, key, false);
 		blkno = LshTreeEntries(page)[parent_idx].value;
+		lsh_walk_expect_low(&w, true, LshTreeEntries(page)[parent_idx].key);
 		parentbuf = buf;
 		level--;
 	}

@@ -352,15 +352,21 @@ done:
 
 /*
  * Descend from the root to the leaf for key. The caller holds the metapage
- * lock (share at least), so internal pages cannot change under us.
+ * lock (share at least), so internal pages cannot change under us. *low is
+ * the leaf's low key as its parent records it (the separator), which the
+ * caller checks against the leaf (lsh_walk's check_low); *has_low is false
+ * when the root is the leaf.
  */
 BlockNumber
-lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+				  bool *has_low, uint32 *low)
 {
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 	BlockNumber blkno = meta->root;
 	LshWalk		w;
 
+	*has_low = false;
+	*low = 0;
 	if (meta->height <= 1)
 		return blkno;
 	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
@@ -372,6 +378,7 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 		cache = lsh_build_tree_cache(index, meta);
 		index->rd_amcache = cache;
 	}
+	*has_low = true;
 	if (cache != NULL)
 	{
 		int			p = 0;
@@ -379,11 +386,14 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 		for (int level = meta->height - 1; level >= 1; level--)
 		{
 			const LshEntry *e = cache->entries + cache->first[p];
-			uint32		v = e[lsh_child_search(e, cache->count[p], key, leftmost)].value;
+			const LshEntry *child = &e[lsh_child_search(e, cache->count[p], key, leftmost)];
 
 			if (level == 1)
-				return v;
-			p = (int) v;
+			{
+				*low = child->key;
+				return child->value;
+			}
+			p = (int) child->value;
 		}
 	}
 
@@ -393,12 +403,22 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 	{
 		Buffer		buf;
 		Page		page = lsh_read_internal(&w, blkno, level, &buf);
-		BlockNumber child = LshTreeEntries(page)[lsh_child_index(page, key, leftmost)].value;
+		const LshEntry *child = &LshTreeEntries(page)[lsh_child_index(page, key, leftmost)];
 
+		blkno = child->value;
+		*low = child->key;
 		UnlockReleaseBuffer(buf);
-		blkno = child;
 	}
 	return blkno;
+}
+
+BlockNumber
+lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+{
+	bool		has_low;
+	uint32		low;
+
+	return lsh_find_leaf_low(index, meta, key, leftmost, &has_low, &low);
 }
 
 /*

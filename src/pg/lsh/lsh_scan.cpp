@@ -160,11 +160,15 @@ static void
 lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			uint32 **ids, int *nids, int *capids)
 {
-	BlockNumber blkno = lsh_find_leaf(index, meta, key, true);
+	bool		has_low;
+	uint32		low;
+	BlockNumber blkno = lsh_find_leaf_low(index, meta, key, true, &has_low, &low);
+	BlockNumber first = blkno;
 	LshWalk		w;
 
 	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
 	lsh_walk_init(&w, index, NULL);
+	lsh_walk_expect_low(&w, has_low, low);
 	while (blkno != InvalidBlockNumber)
 	{
 		Page		page;
@@ -173,6 +177,9 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 		LshPageOpaque opaque = LshPageGetOpaque(page);
 		int			n;
 		bool		more;
+
+		if (blkno == first)
+			lsh_check_key_in_leaf(index, page, blkno, key);
 
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
