@@ -378,6 +378,8 @@ Buffer		lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types,
 BlockNumber	lsh_walk_right(LshWalk *w, Page page);
 void		lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low);
 void		lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key);
+void		lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
+							   const ItemPointerData *tid, BlockNumber blkno);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

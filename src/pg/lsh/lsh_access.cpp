@@ -231,6 +231,25 @@ lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key)
 		lsh_corrupted(index, "descent reached a leaf whose key range does not hold the key", blkno);
 }
 
+/*
+ * A slot's heap TID must name a block of the table: the executor (or the
+ * pairs functions) would otherwise fail reading past the heap with an I/O
+ * error, or worse follow it. *heap_nblocks caches the table's size (0 at
+ * first) and is refreshed before a block beyond it is called damage.
+ */
+void
+lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
+				   const ItemPointerData *tid, BlockNumber blkno)
+{
+	BlockNumber hblk = ItemPointerGetBlockNumberNoCheck(tid);
+
+	if (hblk < *heap_nblocks)
+		return;
+	*heap_nblocks = RelationGetNumberOfBlocks(heap);
+	if (hblk >= *heap_nblocks)
+		lsh_corrupted(index, "data slot with a heap TID beyond the end of the table", blkno);
+}
+
 void
 lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 {

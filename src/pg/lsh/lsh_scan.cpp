@@ -58,6 +58,7 @@ typedef struct LshScanOpaqueData
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
 	double		threshold;
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } LshScanOpaqueData;
 
 typedef LshScanOpaqueData *LshScanOpaque;
@@ -107,7 +108,7 @@ lshendscan(IndexScanDesc scan)
 
 /* Does the stored signature pass every % qual? If so, keep it with its distances. */
 static void
-lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
+lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, BlockNumber blkno)
 {
 	const uint32 *values = LshSlotValues(slot);
 	LshResult  *r;
@@ -117,6 +118,13 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
 			return;
 	}
+	/*
+	 * A result goes to the executor's heap fetch: it must name a block of the
+	 * table. (A bitmap scan has no heap relation here; the bitmap heap scan
+	 * itself ignores blocks past the table's end.)
+	 */
+	if (scan->heapRelation != NULL)
+		lsh_check_heap_tid(scan->indexRelation, scan->heapRelation, &so->heap_nblocks, &slot->tid, blkno);
 	if (so->nresults == so->cap)
 	{
 		so->cap = so->cap ? so->cap * 2 : 256;
@@ -220,7 +228,7 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
-lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
+lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
 		   const uint32 *ids, int nids)
 {
 	int			i = 0;
@@ -247,7 +255,7 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
-				lsh_consider(so, slot);
+				lsh_consider(scan, so, slot, blkno);
 		}
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
@@ -256,7 +264,7 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 
 /* Verify every stored signature: the widened, exact search. */
 static void
-lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
+lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
@@ -282,7 +290,7 @@ lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
 				if (problem != NULL)
 					lsh_corrupted(index, problem, blkno);
 				if (slot->state == LSH_SLOT_LIVE)
-					lsh_consider(so, slot);
+					lsh_consider(scan, so, slot, blkno);
 			}
 		}
 		UnlockReleaseBuffer(buf);
@@ -378,7 +386,7 @@ lsh_search(IndexScanDesc scan)
 	if (probe == NULL)
 	{
 		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
-		lsh_verify_all(index, so, &params);
+		lsh_verify_all(scan, index, so, &params);
 		goto sort;
 	}
 	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
@@ -409,12 +417,12 @@ lsh_search(IndexScanDesc scan)
 		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
 			ids[nuniq++] = ids[i];
 	}
-	lsh_verify(index, so, &params, ids, nuniq);
+	lsh_verify(scan, index, so, &params, ids, nuniq);
 
 	if (so->nresults < lsh_min_candidates)
 	{
 		so->nresults = 0;
-		lsh_verify_all(index, so, &params);
+		lsh_verify_all(scan, index, so, &params);
 	}
 
 sort:

@@ -272,6 +272,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		/* a cycle ends at the walk's bound; interrupts are served between leaves */
 		lsh_walk_init(&w, index, info->strategy);
+		lsh_walk_expect_low(&w, true, 0);	/* the leftmost leaf's range starts at key 0 */
 		while (blkno != InvalidBlockNumber)
 		{
 			Buffer		buf;

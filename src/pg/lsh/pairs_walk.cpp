@@ -112,6 +112,7 @@ typedef struct PairsWalk
 	PairsChunk	a;
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsWalk;
 
 /* A group reader: the unique ids of a group in ascending order, rewindable. */
@@ -271,6 +272,7 @@ load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
 		}
 		if (lsh_slot_problem(slot) != NULL)
 			lsh_corrupted(run->index, lsh_slot_problem(slot), blkno);
+		lsh_check_heap_tid(run->index, run->heap, &w->heap_nblocks, &slot->tid, blkno);
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
 		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
@@ -707,6 +709,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	strategy = GetAccessStrategy(BAS_BULKREAD);
 	/* the same checked reads as scans; a right-link cycle ends at the block count */
 	lsh_walk_init(&lw, run->index, strategy);
+	lsh_walk_expect_low(&lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf;
