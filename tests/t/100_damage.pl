@@ -40,7 +40,8 @@ my $nvariants = $ENV{MINHASH_DAMAGE_VARIANTS} // 320;
 my $ntables = 40;
 my $BLCKSZ = 8192;
 my $SPECIAL = $BLCKSZ - 24;
-my $psql_timeout = 60;    # seconds for one variant's whole script; statements have 3 s each
+# seconds for one variant's whole script (its statements have 3 s each)
+my $psql_timeout = $ENV{MINHASH_DAMAGE_TIMEOUT} // 60;
 srand($seed);
 note "seed $seed, $nvariants variants";
 
@@ -218,9 +219,15 @@ sub damage
 		put16($img, $o->($b) + $SPECIAL + 16, $flags ^ $f);
 		return (sprintf("flag 0x%x of block %d flipped", $f, $b), 0);
 	}
+	if ($kind eq 'free_head_zero')
+	{
+		# block 0 is the metapage, which an insert holds locked while it takes a free slot
+		put32($img, 64, 0);
+		return ('metapage free_head set to 0', 0);
+	}
 	if ($kind eq 'free_head')
 	{
-		my $v = rand() < 0.3 ? 0 : pick($root, $leaves[0], @data, $nb, $nb + 100, 0xFFFFFFFE);
+		my $v = pick($root, $leaves[0], @data, $nb, $nb + 100, 0xFFFFFFFE);
 		put32($img, 64, $v);
 		return ("metapage free_head set to $v", 0);
 	}
@@ -317,7 +324,7 @@ sub damage
 }
 
 my @kinds = qw(random_bytes random_bytes random_bytes rightlink_cycle rightlink_cycle
-  wrong_level wrong_type wrong_flags free_head free_cycle pd_lower pd_upper special
+  wrong_level wrong_type wrong_flags free_head free_head_zero free_cycle pd_lower pd_upper special
   truncate zero_meta zero_page meta_field meta_field child keys slot);
 # MINHASH_DAMAGE_KINDS=a,b restricts the kinds (e.g. to show a hang on an older build)
 @kinds = split /,/, $ENV{MINHASH_DAMAGE_KINDS} if $ENV{MINHASH_DAMAGE_KINDS};
