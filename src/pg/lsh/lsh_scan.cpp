@@ -165,22 +165,21 @@ lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
  * that may hold it and following right links through a run of equal keys.
  */
 static void
-lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
+lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
 			uint32 **ids, int *nids, int *capids)
 {
 	bool		has_low;
 	uint32		low;
 	BlockNumber blkno = lsh_find_leaf_low(index, meta, key, true, &has_low, &low);
 	BlockNumber first = blkno;
-	LshWalk		w;
 
 	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
-	lsh_walk_init(&w, index, NULL);
-	lsh_walk_expect_low(&w, has_low, low);
+	lsh_walk_chain(w);
+	lsh_walk_expect_low(w, has_low, low);
 	while (blkno != InvalidBlockNumber)
 	{
 		Page		page;
-		Buffer		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+		Buffer		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
 										InvalidBlockNumber, &page);
 		LshPageOpaque opaque = LshPageGetOpaque(page);
 		int			n;
@@ -221,20 +220,18 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
-		blkno = more ? lsh_walk_right(&w, page) : InvalidBlockNumber;
+		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
-lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
-		   const uint32 *ids, int nids)
+lsh_verify(IndexScanDesc scan, Relation index, LshWalk *w, LshScanOpaque so,
+		   const LshIndexParams *params, const uint32 *ids, int nids)
 {
 	int			i = 0;
-	LshWalk		w;
 
-	lsh_walk_init(&w, index, NULL);
 	while (i < nids)
 	{
 		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
@@ -242,8 +239,8 @@ lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexP
 		Buffer		buf;
 
 		/* entries name allocated slots: anything but a sound data page is damage */
-		lsh_walk_chain(&w);
-		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
+		lsh_walk_chain(w);
+		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
 							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
@@ -333,6 +330,7 @@ lsh_search(IndexScanDesc scan)
 	int			nids = 0;
 	int			capids = 1024;
 	int			nuniq = 0;
+	LshWalk		w;				/* one block count for every band and the candidates */
 
 	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
 		ereport(ERROR,
@@ -398,13 +396,14 @@ lsh_search(IndexScanDesc scan)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
+	lsh_walk_init(&w, index, NULL);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params.bands; b++)
 	{
 		if (b > 0)
 			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		if (meta->root != InvalidBlockNumber)
-			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
+			lsh_collect(index, &w, meta, keys[b], &ids, &nids, &capids);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -417,7 +416,7 @@ lsh_search(IndexScanDesc scan)
 		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
 			ids[nuniq++] = ids[i];
 	}
-	lsh_verify(scan, index, so, &params, ids, nuniq);
+	lsh_verify(scan, index, &w, so, &params, ids, nuniq);
 
 	if (so->nresults < lsh_min_candidates)
 	{
