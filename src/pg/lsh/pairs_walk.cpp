@@ -203,7 +203,7 @@ pages_init(PairsWalk *w)
 	w->pages.checked = (uint8 *) palloc0(run->nblocks / 8 + 1);
 }
 
-/* The data page blkno, pinned and share-locked; InvalidBuffer if it is not one. */
+/* The data page blkno, pinned and share-locked and checked (XX002 if it is not a sound data page). */
 static Buffer
 read_data_page(PairsWalk *w, BlockNumber blkno)
 {
@@ -237,6 +237,27 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 }
 
 /*
+ * The slot of row id on its data page, checked (state, TID within the
+ * table: emitting a pair fetches the heap tuple); NULL unless LIVE, since a
+ * DEAD slot's TID may already name another tuple.
+ */
+static const LshSlotHeader *
+live_slot(PairsWalk *w, Page page, uint32 id, BlockNumber blkno)
+{
+	PairsRun   *run = w->run;
+	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, id),
+											run->params.num_perm);
+	const char *problem = lsh_slot_problem(slot);
+
+	if (problem != NULL)
+		lsh_corrupted(run->index, problem, blkno);
+	if (slot->state != LSH_SLOT_LIVE)
+		return NULL;
+	lsh_check_heap_tid(run->index, run->heap, &w->heap_nblocks, &slot->tid, blkno);
+	return slot;
+}
+
+/*
  * Read the stored signatures of ids[0..n) (ascending, so each data page is
  * visited once) into c, keeping LIVE slots only: a DEAD slot's TID may
  * already name another tuple.
@@ -263,16 +284,9 @@ load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
 			buf = read_data_page(w, blkno);
 			cur = blkno;
 		}
-		slot = LshDataSlot(BufferGetPage(buf), lsh_rowid_slot(params, ids[i]), k);
-		if (slot->state != LSH_SLOT_LIVE)
-		{
-			if (lsh_slot_problem(slot) != NULL)
-				lsh_corrupted(run->index, lsh_slot_problem(slot), blkno);
+		slot = live_slot(w, BufferGetPage(buf), ids[i], blkno);
+		if (slot == NULL)
 			continue;
-		}
-		if (lsh_slot_problem(slot) != NULL)
-			lsh_corrupted(run->index, lsh_slot_problem(slot), blkno);
-		lsh_check_heap_tid(run->index, run->heap, &w->heap_nblocks, &slot->tid, blkno);
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
 		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
@@ -391,15 +405,10 @@ pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
 		/* ids ascend, so a page repeats only as the last one taken */
 		if (nbufs == 0 || BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
 		{
-			Buffer		buf = read_data_page(w, blkno);
-
-			if (!BufferIsValid(buf))
-				continue;
-			bufs[nbufs++] = buf;
+			bufs[nbufs++] = read_data_page(w, blkno);
 		}
-		slot = LshDataSlot(BufferGetPage(bufs[nbufs - 1]), lsh_rowid_slot(params, ids[i]),
-						   params->num_perm);
-		if (slot->state != LSH_SLOT_LIVE)
+		slot = live_slot(w, BufferGetPage(bufs[nbufs - 1]), ids[i], blkno);
+		if (slot == NULL)
 			continue;
 		slots[m] = slot;
 		live_ids[m] = ids[i];
