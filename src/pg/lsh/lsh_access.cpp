@@ -301,8 +301,8 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage",
-						RelationGetRelationName(index)),
+				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage at block %u",
+						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
 				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page.",
 						   m->num_perm, m->bands, m->rows, m->slots_per_page),
 				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
@@ -314,8 +314,8 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 		(m->num_perm == 0 && (m->root != InvalidBlockNumber || m->free_head != InvalidBlockNumber)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("lsh index \"%s\" is corrupted: invalid links in the metapage",
-						RelationGetRelationName(index)),
+				 errmsg("lsh index \"%s\" is corrupted: invalid links in the metapage at block %u",
+						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
 				 errdetail("root = %u, leftmost leaf = %u, height = %d, free list head = %u.",
 						   m->root, m->leftmost, m->height, m->free_head),
 				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
