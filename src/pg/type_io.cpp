@@ -139,16 +139,22 @@ minhash_recv(PG_FUNCTION_ARGS)
 	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
 	int32		typmod = PG_GETARG_INT32(2);
 	const uint8_t *data = (const uint8_t *) buf->data + buf->cursor;
-	size_t		len = (size_t) (buf->len - buf->cursor);
+	int			have = buf->len - buf->cursor;
 	minhash::SigBinaryHeader h;
+	int			need;
 	MinHashSig *sig;
 
-	if (!minhash::decode_signature_header(data, len, &h))
+	/*
+	 * The layout is decoded by the core (fuzzed there). A short value is
+	 * malformed data (22P03), not a broken protocol message (08P01, what
+	 * pq_getmsg* would report): say what was expected.
+	 */
+	if (!minhash::decode_signature_header(data, (size_t) have, &h))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("truncated binary minhash"),
-				 errdetail("The header takes %d bytes, %d were given.",
-						   (int) minhash::kSigBinaryHeader, (int) len)));
+				 errmsg("invalid binary minhash: expected %d bytes, got %d",
+						(int) minhash::kSigBinaryHeader, have),
+				 errdetail("The value ends inside the header.")));
 	if (h.version != MINHASH_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -161,17 +167,18 @@ minhash_recv(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid num_perm %d in binary minhash", h.num_perm)));
-	if (len < minhash::signature_binary_size(h.num_perm))
+	check_typmod(h.num_perm, typmod);
+	need = (int) minhash::signature_binary_size(h.num_perm);
+	if (have != need)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("truncated binary minhash"),
-				 errdetail("A signature of %d values takes %d bytes, %d were given.",
-						   h.num_perm, (int) minhash::signature_binary_size(h.num_perm), (int) len)));
-	check_typmod(h.num_perm, typmod);
+				 errmsg("invalid binary minhash: expected %d bytes, got %d", need, have),
+				 errdetail("A signature of num_perm %d takes %d bytes: a %d-byte header and %d values of 4 bytes.",
+						   h.num_perm, need, (int) minhash::kSigBinaryHeader, h.num_perm)));
 
 	sig = minhash_sig_alloc(h.num_perm, h.seed);
-	(void) minhash::decode_signature_values(data, len, h.num_perm, sig->values);
-	buf->cursor += (int) minhash::signature_binary_size(h.num_perm);
+	(void) minhash::decode_signature_values(data, (size_t) have, h.num_perm, sig->values);
+	buf->cursor += need;
 	PG_RETURN_MINHASH_P(sig);
 }
 
