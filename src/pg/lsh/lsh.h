@@ -356,7 +356,8 @@ typedef struct LshWalk
 	Relation	index;
 	BlockNumber nblocks;		/* known size, refreshed when a link goes beyond it */
 	BlockNumber steps;			/* pages read in the current chain */
-	bool		check_low;		/* the next page's low key must be low */
+	bool		check_low;		/* the next page read must have low key low */
+	bool		low_from_parent;	/* low is a parent's separator, not a left sibling's high key */
 	uint32		low;
 	BufferAccessStrategy strategy;
 } LshWalk;

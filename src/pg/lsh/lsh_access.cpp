@@ -134,6 +134,7 @@ lsh_walk_chain(LshWalk *w)
 {
 	w->steps = 0;
 	w->check_low = false;
+	w->low_from_parent = false;
 	w->low = 0;
 }
 
@@ -184,7 +185,9 @@ lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int lev
 	page = BufferGetPage(buf);
 	problem = lsh_page_problem(page, types, level, params);
 	if (problem == NULL && w->check_low && LshPageGetOpaque(page)->low != w->low)
-		problem = "right sibling whose low key is not the high key of its left sibling";
+		problem = w->low_from_parent ? "page whose low key is not the one the tree above it implies"
+			: "right sibling whose low key is not the high key of its left sibling";
+	w->check_low = false;		/* an expectation holds for one read */
 	if (problem != NULL)
 	{
 		UnlockReleaseBuffer(buf);
@@ -206,15 +209,17 @@ lsh_walk_right(LshWalk *w, Page page)
 
 	w->check_low = (opaque->flags & LSH_HAS_HIGH) != 0;
 	w->low = opaque->high;
+	w->low_from_parent = false;
 	return w->check_low ? opaque->next : InvalidBlockNumber;
 }
 
-/* The next page read must have this low key (a parent's separator for its child). */
+/* The next page read must have this low key (a parent's separator for its child, or 0 for the leftmost leaf). */
 void
 lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low)
 {
 	w->check_low = has_low;
 	w->low = low;
+	w->low_from_parent = true;
 }
 
 /*
