@@ -93,6 +93,7 @@ typedef struct PairsPart
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsPart;
 
 typedef struct PairsRun

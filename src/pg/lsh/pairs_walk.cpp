@@ -104,6 +104,7 @@ typedef struct PairsCursor
 	int			n;
 	int			pos;
 	BlockNumber next;			/* next leaf, InvalidBlockNumber after the last */
+	LshWalk		lw;				/* checked reads along the part's leaf level */
 } PairsCursor;
 
 /*
@@ -232,7 +233,7 @@ pages_init(PairsWalk *w)
 	}
 }
 
-/* The data page blkno of a part, pinned and share-locked; InvalidBuffer if it is not one. */
+/* The data page blkno of a part, pinned and share-locked and checked (XX002 if it is not a sound data page). */
 static Buffer
 read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 {
@@ -241,6 +242,8 @@ read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 	PairsPageHint *h = PAIRS_HINT(pc, part, blkno);
 	Buffer		buf;
 
+	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
+	Assert(blkno < pt->nblocks);
 	if (h->block == blkno && h->part == part &&
 		ReadRecentBuffer(pt->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
@@ -254,17 +257,37 @@ read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if ((pt->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
 	{
-		Page		page = BufferGetPage(buf);
+		/* entries name allocated slots: anything but a sound data page is damage */
+		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
+			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
 
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_DATA)
-		{
-			/* cannot happen: entries name allocated slots */
-			UnlockReleaseBuffer(buf);
-			return InvalidBuffer;
-		}
+		if (problem != NULL)
+			lsh_corrupted(pt->index, problem, blkno);
 		pt->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
 	}
 	return buf;
+}
+
+/*
+ * The slot of a part's row id on its data page, checked (state, TID within
+ * the part's table: emitting a pair fetches the heap tuple); NULL unless
+ * LIVE, since a DEAD slot's TID may already name another tuple.
+ */
+static const LshSlotHeader *
+live_slot(PairsWalk *w, int part, Page page, uint32 rowid, BlockNumber blkno)
+{
+	PairsRun   *run = w->run;
+	PairsPart  *pt = &run->parts[part];
+	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, rowid),
+											run->params.num_perm);
+	const char *problem = lsh_slot_problem(slot);
+
+	if (problem != NULL)
+		lsh_corrupted(pt->index, problem, blkno);
+	if (slot->state != LSH_SLOT_LIVE)
+		return NULL;
+	lsh_check_heap_tid(pt->index, pt->heap, &pt->heap_nblocks, &slot->tid, blkno);
+	return slot;
 }
 
 /*
@@ -298,10 +321,8 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 			cur = blkno;
 			curpart = part;
 		}
-		if (!BufferIsValid(buf))
-			continue;
-		slot = LshDataSlot(BufferGetPage(buf), lsh_rowid_slot(params, rowid), k);
-		if (slot->state != LSH_SLOT_LIVE)
+		slot = live_slot(w, part, BufferGetPage(buf), rowid, blkno);
+		if (slot == NULL)
 			continue;
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
@@ -425,16 +446,11 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 		if (nbufs == 0 || bufparts[nbufs - 1] != part ||
 			BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
 		{
-			Buffer		buf = read_data_page(w, part, blkno);
-
-			if (!BufferIsValid(buf))
-				continue;
 			bufparts[nbufs] = part;
-			bufs[nbufs++] = buf;
+			bufs[nbufs++] = read_data_page(w, part, blkno);
 		}
-		slot = LshDataSlot(BufferGetPage(bufs[nbufs - 1]), lsh_rowid_slot(params, rowid),
-						   params->num_perm);
-		if (slot->state != LSH_SLOT_LIVE)
+		slot = live_slot(w, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
+		if (slot == NULL)
 			continue;
 		slots[m] = slot;
 		live_ids[m] = ids[i];
@@ -717,7 +733,6 @@ static bool
 cursor_fill(PairsWalk *w, PairsCursor *c)
 {
 	PairsRun   *run = w->run;
-	PairsPart  *pt = &run->parts[c->part];
 
 	while (c->pos >= c->n)
 	{
@@ -731,20 +746,14 @@ cursor_fill(PairsWalk *w, PairsCursor *c)
 		if (blkno == InvalidBlockNumber)
 			return false;
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBufferExtended(pt->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
+		buf = lsh_walk_read(&c->lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+							InvalidBlockNumber, &page);
 		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-							RelationGetRelationName(pt->index), blkno)));
 		c->n = lsh_leaf_decode(page, c->leaf);
 		c->pos = 0;
 		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 		high = opaque->high;
-		c->next = has_high ? opaque->next : InvalidBlockNumber;
+		c->next = lsh_walk_right(&c->lw, page);
 		UnlockReleaseBuffer(buf);
 
 		run->leaves++;
@@ -855,6 +864,9 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		c->part = p;
 		c->leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
 		c->next = run->parts[p].leftmost;
+		/* the same checked reads as scans; a right-link cycle ends at the block count */
+		lsh_walk_init(&c->lw, run->parts[p].index, w.strategy);
+		lsh_walk_expect_low(&c->lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
 		if (cursor_fill(&w, c))
 		{
 			int			i = w.nheap++;
