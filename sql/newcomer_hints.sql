@@ -37,6 +37,16 @@ SELECT count(minhash(body || g, 'word', 64)) FROM nh, generate_series(1, 5) g;
 -- shingle sizes below 64 are not questioned
 SELECT minhash_num_perm(minhash(body, 'char', 63)) FROM nh;
 
+-- A driver's untyped parameter (psycopg 3, node-postgres) in minhash($1)
+-- matches minhash(unknown), the overload that makes minhash('a literal') a
+-- signature rather than a cast, and its type stays undetermined: the README
+-- tells client programs to write minhash($1::text).
+PREPARE untyped AS SELECT minhash($1);
+\echo :LAST_ERROR_SQLSTATE
+PREPARE typed AS SELECT minhash($1::text) = minhash('the quick brown fox');
+EXECUTE typed('the quick brown fox');
+DEALLOCATE typed;
+
 -- An lsh index on the text (or array) instead of its signature: the error
 -- names the expression to index.
 CREATE INDEX ON nh USING lsh (body);
