@@ -217,7 +217,7 @@ SELECT classid::regclass AS catalog, count(*) AS members_in_1_0
 FROM pg_depend
 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'minhash')
-GROUP BY 1 ORDER BY classid::regclass::text;
+GROUP BY 1 ORDER BY classid::regclass::text COLLATE "C";
 
 -- 1.0 updated to the current version...
 ALTER EXTENSION minhash UPDATE;
@@ -245,13 +245,15 @@ SELECT object, attribute, u.value, f.value
 FROM upd.updated u FULL JOIN upd.fresh f USING (catalog, object, attribute)
 WHERE (u.value IS DISTINCT FROM f.value OR u.object IS NULL OR f.object IS NULL)
   AND object IN (SELECT object FROM upd.updated INTERSECT SELECT object FROM upd.fresh);
-SELECT * FROM upd.differences ORDER BY 1, 2;
+SELECT * FROM upd.differences ORDER BY object COLLATE "C", attribute COLLATE "C";
 
 -- Coverage: the comparison saw objects of every kind the extension has, and
 -- nothing of a kind describe() does not look into (a new kind must be added
 -- to describe(), or it would be compared by name only).
-SELECT catalog, count(*) > 0 AS compared
-FROM upd.fresh GROUP BY catalog ORDER BY catalog;
+SELECT c AS catalog, EXISTS (SELECT FROM upd.fresh WHERE catalog = c) AS compared
+FROM unnest(ARRAY['pg_proc', 'pg_aggregate', 'pg_type', 'pg_operator', 'pg_opclass',
+                  'pg_opfamily', 'pg_amop', 'pg_cast', 'pg_am', 'pg_extension',
+                  'pg_description', 'pg_init_privs', 'pg_depend', 'object']) c;
 SELECT DISTINCT value AS unhandled_catalog
 FROM upd.fresh
 WHERE catalog = 'object'
@@ -282,7 +284,7 @@ FROM upd.changed c
 FULL JOIN upd.fresh f USING (catalog, object, attribute)
 WHERE c.value IS DISTINCT FROM f.value
    OR c.object IS NULL OR f.object IS NULL
-ORDER BY 1, 2, 3;
+ORDER BY 1 COLLATE "C", 2 COLLATE "C", 3 COLLATE "C";
 
 \c :regress_db
 SET client_min_messages = warning;
