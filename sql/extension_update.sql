@@ -276,15 +276,16 @@ COMMENT ON FUNCTION mh.minhash_cardinality(mh.minhash) IS 'changed';
 GRANT EXECUTE ON FUNCTION mh.minhash_lsh_check(regclass, bool) TO PUBLIC;
 ALTER TYPE mh.minhash SET (STORAGE = extended);
 CREATE TABLE upd.changed AS SELECT * FROM upd.describe('minhash');
-SELECT DISTINCT coalesce(c.catalog, f.catalog) AS catalog, coalesce(c.object, f.object) AS object,
+SELECT * FROM (
+SELECT DISTINCT catalog, object,
        CASE WHEN c.object IS NULL THEN '(only before)'
             WHEN f.object IS NULL THEN '(only after)'
-            ELSE c.attribute END AS attribute
+            ELSE attribute END AS change
 FROM upd.changed c
 FULL JOIN upd.fresh f USING (catalog, object, attribute)
 WHERE c.value IS DISTINCT FROM f.value
    OR c.object IS NULL OR f.object IS NULL
-ORDER BY 1 COLLATE "C", 2 COLLATE "C", 3 COLLATE "C";
+) d ORDER BY catalog COLLATE "C", object COLLATE "C", change COLLATE "C";
 
 \c :regress_db
 SET client_min_messages = warning;
