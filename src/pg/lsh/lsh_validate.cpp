@@ -28,6 +28,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/ruleutils.h"
 #include "utils/syscache.h"
 }
 
@@ -203,8 +204,13 @@ lsh_require_signatures(Relation heap, Relation index, const struct IndexInfo *in
 	}
 	else
 	{
-		type = exprType((Node *) linitial(indexInfo->ii_Expressions));
-		what = "...";
+		Node	   *expr = (Node *) linitial(indexInfo->ii_Expressions);
+
+		type = exprType(expr);
+		what = deparse_expression(expr,
+								  deparse_context_for(RelationGetRelationName(heap),
+													  RelationGetRelid(heap)),
+								  false, false);
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
