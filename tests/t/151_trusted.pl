@@ -142,6 +142,10 @@ for my $db (qw(owned_fresh owned_update))
 	($ret, $out, $err) = as_owner($db, q{ALTER FUNCTION s.minhash_seed(s.minhash) SECURITY DEFINER});
 	like($err, qr/must be owner of function/, "$db: nor alter one");
 	($ret, $out, $err) = as_owner($db,
+		q{ALTER EXTENSION minhash DROP FUNCTION s.minhash_seed(s.minhash)});
+	like($err, qr/must be owner of function (s\.)?minhash_seed/,
+		"$db: nor detach one from the extension (to own it after DROP EXTENSION)");
+	($ret, $out, $err) = as_owner($db,
 		q{GRANT EXECUTE ON FUNCTION s.minhash_lsh_check(regclass, boolean) TO regress_owner});
 	like($err, qr/permission denied for function minhash_lsh_check|no privileges were granted/,
 		"$db: nor grant what the script revoked");
