@@ -270,7 +270,7 @@ ALTER EXTENSION minhash ADD FUNCTION mh.forgotten(mh.minhash);
 ALTER FUNCTION mh.minhash_merge(mh.minhash, mh.minhash) COST 7;
 ALTER FUNCTION mh.minhash_num_perm(mh.minhash) STABLE;
 ALTER FUNCTION mh.minhash_seed(mh.minhash) PARALLEL RESTRICTED;
-ALTER OPERATOR mh.% (mh.minhash, mh.minhash) SET (JOIN = eqjoinsel);
+ALTER OPERATOR mh.= (mh.minhash, mh.minhash) SET (RESTRICT = scalarltsel);
 ALTER OPERATOR FAMILY mh.minhash_ops USING lsh ADD OPERATOR 1 = (bigint, bigint);
 COMMENT ON FUNCTION mh.minhash_cardinality(mh.minhash) IS 'changed';
 GRANT EXECUTE ON FUNCTION mh.minhash_lsh_check(regclass, bool) TO PUBLIC;
