@@ -14,7 +14,6 @@ extern "C" {
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(minhash_text);
-PG_FUNCTION_INFO_V1(minhash_text_int);
 PG_FUNCTION_INFO_V1(minhash_unknown);
 PG_FUNCTION_INFO_V1(minhash_array);
 }
@@ -100,60 +99,16 @@ sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
 	return sig;
 }
 
-/*
- * Shingles this long are almost never meant: two texts then share a shingle
- * only where they share a run of 64 words or characters. Such a k is nearly
- * always a number of values written in k's place, minhash(doc, 'char', 128)
- * for num_perm => 128. The function cannot tell a positional argument from a
- * named one (the planner has reordered them), so it warns either way, once
- * per call site and query rather than once per row.
- */
-#define MINHASH_SUSPICIOUS_K 64
-
 extern "C" Datum
 minhash_text(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
-	int32		k = PG_GETARG_INT32(2);
-	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(1), k);
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
 
-	if (k >= MINHASH_SUSPICIOUS_K && !signature_cache(fcinfo)->warned_k)
-	{
-		signature_cache(fcinfo)->warned_k = true;
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("shingle size k = %d is unusually large", k),
-				 errdetail("The arguments of minhash() are, in order, doc, unit, k (the shingle size), num_perm and seed."),
-				 errhint("For %d values per signature write minhash(doc, '%s', num_perm => %d).",
-						 k, text_to_cstring(PG_GETARG_TEXT_PP(1)), k)));
-	}
+	minhash_warn_large_k(PG_GETARG_INT32(2), PG_GETARG_TEXT_PP(1),
+						 &signature_cache(fcinfo)->warned_k);
 	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(3),
 									  seed_arg(fcinfo, 4)));
-}
-
-/*
- * minhash(doc, 3): a number where the unit goes. Whether 3 was meant as the
- * shingle size or the number of values, the call is a mistake; without this
- * overload the parser reports "function minhash(text, integer) does not
- * exist" (or, for a literal, "could not determine polymorphic type"), which
- * names no way out. Same SQLSTATE as that error, plus the way out.
- */
-extern "C" Datum
-minhash_text_int(PG_FUNCTION_ARGS)
-{
-	char		example[32];
-
-	if (PG_ARGISNULL(1))
-		strlcpy(example, "3", sizeof(example));
-	else
-		snprintf(example, sizeof(example), "%d", PG_GETARG_INT32(1));
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_FUNCTION),
-			 errmsg("the second argument of minhash() is the shingle unit, not a number"),
-			 errdetail("The arguments of minhash() are, in order, doc, unit, k (the shingle size), num_perm and seed."),
-			 errhint("Name the number: minhash(doc, k => %s) for shingles of %s units, minhash(doc, num_perm => %s) for %s values.",
-					 example, example, example, example)));
-	PG_RETURN_NULL();
 }
 
 /*
