@@ -21,3 +21,30 @@ CREATE OPERATOR CLASS array_needs_minhash_ops DEFAULT FOR TYPE anyarray USING ls
     STORAGE anyarray;
 COMMENT ON OPERATOR CLASS array_needs_minhash_ops USING lsh IS
     'placeholder: an lsh index on an array fails with a hint to index minhash(column)';
+
+-- issue 11: the shippable, indexable threshold form (src/sql/30_operators.sql, 50_lsh.sql)
+CREATE TYPE minhash_query AS (query minhash, threshold double precision);
+COMMENT ON TYPE minhash_query IS 'a query signature and a similarity threshold, the right side of %>=';
+
+CREATE FUNCTION minhash_similar_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_similar_support' LANGUAGE C STRICT;
+
+CREATE FUNCTION minhash_similar(sig minhash, q minhash, t double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_similar_t' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5
+    SUPPORT minhash_similar_support;
+COMMENT ON FUNCTION minhash_similar(minhash, minhash, double precision) IS
+    'estimated Jaccard similarity >= t (indexable by lsh, shippable by postgres_fdw)';
+
+CREATE FUNCTION minhash_similar_query(minhash, minhash_query) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_similar_query' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5;
+COMMENT ON FUNCTION minhash_similar_query(minhash, minhash_query) IS
+    'estimated Jaccard similarity >= the threshold of the query';
+
+CREATE OPERATOR %>= (
+    LEFTARG = minhash, RIGHTARG = minhash_query, FUNCTION = minhash_similar_query,
+    RESTRICT = matchingsel, JOIN = matchingjoinsel
+);
+COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
+    'estimated Jaccard similarity at least the threshold of the query';
+
+ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash_query);

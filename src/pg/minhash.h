@@ -75,6 +75,15 @@ MinHashSig *minhash_sig_detoast(Datum d);
 /* ERRCODE_INVALID_PARAMETER_VALUE unless 1 <= num_perm <= 1024 */
 void minhash_check_num_perm(int num_perm);
 
+/* src/pg/similarity.cpp */
+
+/*
+ * The fields of a minhash_query (query minhash, threshold float8), the right
+ * side of %>=; false if either is NULL (matches nothing). A threshold outside
+ * [0, 1] is an error (22023), as in minhash_similar(sig, q, t).
+ */
+bool minhash_query_fields(Datum query, Datum *sig, double *threshold);
+
 /*
  * The hash family for (num_perm, seed), cached in *slot (allocated in mcxt on
  * first use, typically fn_mcxt): deriving 2·k 64-bit parameters per call would

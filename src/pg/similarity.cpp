@@ -1,6 +1,6 @@
 /*
  * Comparing and combining signatures: jaccard (the estimate), the operators
- * % <%> = <> |, and the accessors.
+ * % <%> = <> | %>=, minhash_similar(sig, q, t), and the accessors.
  *
  * Every binary function requires the same num_perm and seed: positions of
  * signatures from different hash families carry no information about each
@@ -11,8 +11,13 @@
 #include "pg/minhash.h"
 
 extern "C" {
+#include "executor/executor.h"
+#include "funcapi.h"
+
 PG_FUNCTION_INFO_V1(minhash_jaccard);
 PG_FUNCTION_INFO_V1(minhash_similar);
+PG_FUNCTION_INFO_V1(minhash_similar_t);
+PG_FUNCTION_INFO_V1(minhash_similar_query);
 PG_FUNCTION_INFO_V1(minhash_distance);
 PG_FUNCTION_INFO_V1(minhash_eq);
 PG_FUNCTION_INFO_V1(minhash_ne);
@@ -43,6 +48,62 @@ extern "C" Datum
 minhash_similar(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(estimate(fcinfo) >= minhash_similarity_threshold);
+}
+
+static double
+threshold_arg(double t)
+{
+	if (!(t >= 0.0 && t <= 1.0))	/* also rejects NaN */
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("threshold must be between 0 and 1, not %g", t)));
+	return t;
+}
+
+/*
+ * minhash_similar(a, b, t): estimate >= t with t in the query, IMMUTABLE (no
+ * GUC), so postgres_fdw ships it. The planner support function
+ * (lsh_support.cpp) turns it into the lsh index condition a %>= (b, t).
+ */
+extern "C" Datum
+minhash_similar_t(PG_FUNCTION_ARGS)
+{
+	double		t = threshold_arg(PG_GETARG_FLOAT8(2));
+
+	PG_RETURN_BOOL(estimate(fcinfo) >= t);
+}
+
+bool
+minhash_query_fields(Datum query, Datum *sig, double *threshold)
+{
+	HeapTupleHeader th = DatumGetHeapTupleHeader(query);
+	bool		isnull;
+	Datum		t;
+
+	*sig = GetAttributeByNum(th, 1, &isnull);
+	if (isnull)
+		return false;
+	t = GetAttributeByNum(th, 2, &isnull);
+	if (isnull)
+		return false;
+	*threshold = threshold_arg(DatumGetFloat8(t));
+	return true;
+}
+
+/* a %>= (b, t)::minhash_query: the operator form of minhash_similar(a, b, t) */
+extern "C" Datum
+minhash_similar_query(PG_FUNCTION_ARGS)
+{
+	MinHashSig *a = PG_GETARG_MINHASH_P(0);
+	MinHashSig *b;
+	Datum		q;
+	double		t;
+
+	if (!minhash_query_fields(PG_GETARG_DATUM(1), &q, &t))
+		PG_RETURN_NULL();
+	b = DatumGetMinHashSig(q);
+	minhash_check_compatible(a, b);
+	PG_RETURN_BOOL(minhash::jaccard_estimate(a->values, b->values, a->num_perm) >= t);
 }
 
 /* a <%> b: the Jaccard distance, for ORDER BY ... LIMIT */

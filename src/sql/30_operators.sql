@@ -52,3 +52,31 @@ CREATE OPERATOR | (
     COMMUTATOR = |
 );
 COMMENT ON OPERATOR | (minhash, minhash) IS 'signature of the union (minhash_merge)';
+
+-- The threshold in the query instead of a GUC: IMMUTABLE, so postgres_fdw
+-- ships it to a server whose extensions option lists minhash. Its planner
+-- support function makes it an lsh index condition, sig %>= ROW(q, t)::minhash_query
+-- (docs/scale-out.md, src/pg/lsh/lsh_support.cpp).
+CREATE TYPE minhash_query AS (query minhash, threshold double precision);
+COMMENT ON TYPE minhash_query IS 'a query signature and a similarity threshold, the right side of %>=';
+
+CREATE FUNCTION minhash_similar_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_similar_support' LANGUAGE C STRICT;
+
+CREATE FUNCTION minhash_similar(sig minhash, q minhash, t double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_similar_t' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5
+    SUPPORT minhash_similar_support;
+COMMENT ON FUNCTION minhash_similar(minhash, minhash, double precision) IS
+    'estimated Jaccard similarity >= t (indexable by lsh, shippable by postgres_fdw)';
+
+CREATE FUNCTION minhash_similar_query(minhash, minhash_query) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_similar_query' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5;
+COMMENT ON FUNCTION minhash_similar_query(minhash, minhash_query) IS
+    'estimated Jaccard similarity >= the threshold of the query';
+
+CREATE OPERATOR %>= (
+    LEFTARG = minhash, RIGHTARG = minhash_query, FUNCTION = minhash_similar_query,
+    RESTRICT = matchingsel, JOIN = matchingjoinsel
+);
+COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
+    'estimated Jaccard similarity at least the threshold of the query';

@@ -51,3 +51,6 @@ CREATE FUNCTION minhash_lsh_stats(index regclass,
 -- checking that the caller owns the table.
 COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
     'parameters and page, row and entry counts of an lsh index';
+
+-- minhash_similar(sig, q, t) becomes this index condition (lsh_support.cpp).
+ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash_query);

@@ -111,7 +111,8 @@ extern "C" {
 /* Strategy numbers of the operator class minhash_ops */
 #define LSH_SIMILAR_STRATEGY	1	/* %   */
 #define LSH_DISTANCE_STRATEGY	2	/* <%> (ORDER BY) */
-#define LSH_NSTRATEGIES			2
+#define LSH_SIMILAR_T_STRATEGY	3	/* %>= (minhash, minhash_query): threshold in the query */
+#define LSH_NSTRATEGIES			3
 
 /*
  * Default weights of the band optimiser for WITH (threshold = t). A false

@@ -1,6 +1,6 @@
 /*
- * Scanning an lsh index: % (similarity at least minhash.similarity_threshold)
- * and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
+ * Scanning an lsh index: % (similarity at least minhash.similarity_threshold),
+ * %>= (at least the threshold the query carries) and ORDER BY <%> (distance), through amgettuple and amgetbitmap.
  *
  * A scan works in one go on its first call: look up each of the query's
  * band keys (under the metapage SHARE lock, so the tree cannot split under
@@ -31,6 +31,7 @@ extern "C" {
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 }
@@ -54,10 +55,11 @@ typedef struct LshScanOpaqueData
 	/* the current search */
 	int			num_perm;
 	int			nquals;
-	MinHashSig **quals;			/* right-hand sides of % */
+	MinHashSig **quals;			/* right-hand sides of % and %>= */
+	double	   *thresholds;		/* each qual's threshold (see lsh_scan_quals) */
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
-	double		threshold;
+	double		threshold;		/* that of the qual whose bands are probed (quals[0]) */
 	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } LshScanOpaqueData;
 
@@ -115,7 +117,7 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 
 	for (int i = 0; i < so->nquals; i++)
 	{
-		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
+		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->thresholds[i])
 			return;
 	}
 	/*
@@ -315,6 +317,47 @@ lsh_result_cmp(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
+/*
+ * The % and %>= quals: each one's query signature and threshold. This is
+ * where the threshold of a query reaches the scan: % takes the GUC
+ * minhash.similarity_threshold, %>= (the index condition of the IMMUTABLE
+ * minhash_similar(sig, q, t), see lsh_support.cpp) the t its right side
+ * carries. Returns false if a qual can match nothing (a NULL argument).
+ */
+static bool
+lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
+{
+	so->nquals = scan->numberOfKeys;
+	so->quals = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->nquals, 1));
+	so->thresholds = (double *) palloc(sizeof(double) * Max(so->nquals, 1));
+	for (int i = 0; i < so->nquals; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+
+		if (sk->sk_flags & SK_ISNULL)
+			return false;
+		if (sk->sk_strategy == LSH_SIMILAR_STRATEGY)
+		{
+			so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
+			so->thresholds[i] = minhash_similarity_threshold;
+		}
+		else if (sk->sk_strategy == LSH_SIMILAR_T_STRATEGY)
+		{
+			Datum		q;
+			double		t;
+
+			if (!minhash_query_fields(sk->sk_argument, &q, &t))
+				return false;
+			so->quals[i] = DatumGetMinHashSig(q);
+			so->thresholds[i] = t;
+		}
+		else
+			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
+	}
+	so->threshold = so->nquals > 0 ? so->thresholds[0] : minhash_similarity_threshold;
+	return true;
+}
+
 static void
 lsh_search(IndexScanDesc scan)
 {
@@ -337,19 +380,10 @@ lsh_search(IndexScanDesc scan)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
 
-	/* A NULL query matches nothing: the operators are strict */
-	so->nquals = scan->numberOfKeys;
-	so->quals = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->nquals, 1));
-	for (int i = 0; i < so->nquals; i++)
-	{
-		ScanKey		sk = &scan->keyData[i];
-
-		if (sk->sk_flags & SK_ISNULL)
-			goto done;
-		if (sk->sk_strategy != LSH_SIMILAR_STRATEGY)
-			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
-		so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
-	}
+	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
+	pgstat_count_index_scan(index);
+	if (!lsh_scan_quals(scan, so))
+		goto done;				/* a NULL query matches nothing: the operators are strict */
 	so->norderbys = scan->numberOfOrderBys;
 	so->orderbys = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->norderbys, 1));
 	for (int j = 0; j < so->norderbys; j++)
@@ -360,7 +394,6 @@ lsh_search(IndexScanDesc scan)
 			elog(ERROR, "unexpected ordering strategy %d in an lsh index scan", sk->sk_strategy);
 		so->orderbys[j] = (sk->sk_flags & SK_ISNULL) ? NULL : DatumGetMinHashSig(sk->sk_argument);
 	}
-	so->threshold = minhash_similarity_threshold;
 
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	lsh_meta_params(meta, &params);

@@ -1,8 +1,10 @@
 /*
  * amvalidate for lsh operator classes: strategy 1 is a boolean search
  * operator (%), strategy 2 an ORDER BY operator (<%>) returning float8 sorted
- * by a btree family; both take the opclass's type on each side. lsh has no
- * support functions.
+ * by a btree family; both take the opclass's type on each side. Strategy 3,
+ * optional, is a boolean search operator (%>=) from the opclass's type to
+ * any type (minhash_query: a signature and a threshold). lsh has no support
+ * functions.
  *
  * An operator class with no members at all is a placeholder: the extension
  * declares one as the default for text and one for anyarray so that
@@ -122,13 +124,15 @@ lshvalidate(Oid opclassoid)
 			ok = false;
 			continue;
 		}
-		if (oprform->amoplefttype != oprform->amoprighttype)
+		/* %>= compares a signature with a minhash_query (signature, threshold) */
+		if (oprform->amoplefttype != oprform->amoprighttype &&
+			!(strategy == LSH_SIMILAR_T_STRATEGY && oprform->amoplefttype == opcintype))
 		{
 			report(psprintf("lsh opfamily %s contains cross-type operator %s",
 							opfamilyname, oprname));
 			ok = false;
 		}
-		if (strategy == LSH_SIMILAR_STRATEGY)
+		if (strategy == LSH_SIMILAR_STRATEGY || strategy == LSH_SIMILAR_T_STRATEGY)
 		{
 			if (oprform->amoppurpose != AMOP_SEARCH || OidIsValid(oprform->amopsortfamily))
 			{
@@ -161,11 +165,13 @@ lshvalidate(Oid opclassoid)
 				ok = false;
 			}
 		}
-		if (oprform->amoplefttype == opcintype && oprform->amoprighttype == opcintype)
+		if (oprform->amoplefttype == opcintype &&
+			(oprform->amoprighttype == opcintype || strategy == LSH_SIMILAR_T_STRATEGY))
 			have[strategy] = true;
 	}
 
-	for (int s = 1; s <= LSH_NSTRATEGIES; s++)
+	/* strategy 3 (%>=) is optional: an opclass works without it */
+	for (int s = 1; s <= LSH_DISTANCE_STRATEGY; s++)
 	{
 		if (!have[s])
 		{

@@ -10,6 +10,12 @@
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
  *
+ * Partitioned indexes: the walk merges the sorted leaf levels of every
+ * partition's index (a k-way merge of leaf cursors), so a band group holds
+ * the rows of all partitions sharing that band key and cross-partition pairs
+ * are found exactly as pairs within one index. Rows are named by a 64-bit
+ * global row id, the partition's base plus its row id within its index.
+ *
  * Dedup without memory: two rows that share several bands meet in several
  * band groups. A candidate pair met in the group of key K is verified only
  * if K is the key of the first band in which the two stored signatures are
@@ -45,7 +51,7 @@ typedef struct PairsShingles
 /* What the walk knows of a row: one heap fetch per row while it stays cached. */
 typedef struct PairsRow
 {
-	uint32		rowid;
+	uint64		rowid;			/* global row id: part base + row id in its index */
 	uint8		status;			/* PAIRS_ROW_* */
 	bool		text_isnull;	/* exact mode: the text is NULL (never similar) */
 	ItemPointerData tid;		/* the heap TID the slot named when fetched */
@@ -73,24 +79,38 @@ struct PairsRun;
 typedef void (*PairsEmitFn) (struct PairsRun *run, void *arg, const PairsRow *a,
 							 const PairsRow *b, double similarity);
 
-typedef struct PairsRun
+/* One lsh index walked: the index itself, or one partition's index. */
+typedef struct PairsPart
 {
-	PairsArgs	args;
 	Relation	heap;
 	Relation	index;
-	LshIndexParams params;		/* num_perm = 0: nothing was ever inserted */
 	BlockNumber leftmost;
 	BlockNumber nblocks;		/* index size when the walk started */
 	uint64		nrowids;		/* row ids of rows visible to the snapshot are below this */
+	uint64		base;			/* global row id of its row id 0 */
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	ExprState  *key_expr;		/* the key column, coerced to key_type */
+	ExprState  *text_expr;		/* exact mode: the text to shingle */
+	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
+} PairsPart;
+
+typedef struct PairsRun
+{
+	PairsArgs	args;
+	const char *indexname;		/* the index named in the call (for messages) */
+	int			nparts;			/* 1 for a plain index */
+	PairsPart  *parts;			/* in ascending base order */
+	LshIndexParams params;		/* shared by all parts; num_perm = 0: nothing inserted */
+	uint64		nrowids;		/* global row ids are below this */
+	Relation	parentheap;		/* a partitioned index and its table, else NULL */
+	Relation	parentindex;
 
 	/* rows: heap fetches under the query's snapshot */
 	Snapshot	snapshot;
-	IndexFetchTableData *fetch;
-	TupleTableSlot *slot;
 	EState	   *estate;
 	ExprContext *econtext;
-	ExprState  *key_expr;		/* the key column, coerced to key_type */
-	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	minhash::ShingleSpec spec;	/* exact mode */
 	int16		key_typlen;
 	bool		key_typbyval;
@@ -131,12 +151,31 @@ void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *fun
 							 bool polymorphic, int threshold_arg, int exact_arg);
 int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
 
+/* the part a global row id belongs to */
+static inline int
+pairs_part_of(const PairsRun *run, uint64 gid)
+{
+	int			lo = 0;
+	int			hi = run->nparts - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (run->parts[mid].base <= gid)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 /* pairs_walk.cpp */
 void		pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_rows.cpp */
 void		pairs_cache_init(PairsRun *run);
-void		pairs_resolve(PairsRun *run, uint32 ida, ItemPointer tida, uint32 idb,
+void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
 
 /* pairs_exact.cpp */

@@ -330,6 +330,13 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	st.outdesc = rsinfo->setDesc;
 
 	pairs_begin(&run, &args);
+	/* union-find and the edges name rows by 32-bit row ids: all partitions together */
+	if (run.nrowids > (uint64) PG_UINT32_MAX + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("minhash_clusters supports at most %u index slots over all partitions",
+						PG_UINT32_MAX),
+				 errhint("Cluster each partition separately, or use minhash_similar_pairs.")));
 	oldcxt = MemoryContextSwitchTo(run.cxt);
 	st.seen = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	if (st.mode == CLUSTER_CONNECTED)

@@ -54,10 +54,10 @@ cache_reset(PairsRun *run)
 
 /* the entry of rowid, or the empty entry where it would go */
 static PairsRow *
-cache_lookup(PairsRun *run, uint32 rowid)
+cache_lookup(PairsRun *run, uint64 rowid)
 {
 	uint32		mask = run->cache_cap - 1;
-	uint32		i = murmurhash32(rowid) & mask;
+	uint32		i = murmurhash32((uint32) (rowid ^ (rowid >> 32))) & mask;
 
 	for (;;)
 	{
@@ -73,6 +73,7 @@ cache_lookup(PairsRun *run, uint32 rowid)
 static void
 fetch_row(PairsRun *run, PairsRow *r)
 {
+	PairsPart  *part = &run->parts[pairs_part_of(run, r->rowid)];
 	ExprContext *econtext = run->econtext;
 	bool		call_again = false;
 	bool		all_dead = false;
@@ -84,19 +85,19 @@ fetch_row(PairsRun *run, PairsRow *r)
 	r->status = PAIRS_ROW_INVISIBLE;
 	r->shingles = NULL;
 	r->text_isnull = false;
-	if (!table_index_fetch_tuple(run->fetch, &r->tid, run->snapshot, run->slot,
+	if (!table_index_fetch_tuple(part->fetch, &r->tid, run->snapshot, part->slot,
 								 &call_again, &all_dead))
 		return;
 
-	econtext->ecxt_scantuple = run->slot;
+	econtext->ecxt_scantuple = part->slot;
 	oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	key = ExecEvalExpr(run->key_expr, econtext, &isnull);
+	key = ExecEvalExpr(part->key_expr, econtext, &isnull);
 	/* a row without a key cannot be named in the result: left out (docs/pairs.md) */
 	if (!isnull)
 	{
 		if (run->args.exact)
 		{
-			Datum		doc = ExecEvalExpr(run->text_expr, econtext, &isnull);
+			Datum		doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
 
 			if (isnull)
 				r->text_isnull = true;
@@ -120,12 +121,12 @@ fetch_row(PairsRun *run, PairsRow *r)
 	}
 	MemoryContextSwitchTo(oldcxt);
 	ResetExprContext(econtext);
-	ExecClearTuple(run->slot);
+	ExecClearTuple(part->slot);
 }
 
 /* the entry for (rowid, tid), fetched if not cached; the caller made room */
 static PairsRow *
-cache_get(PairsRun *run, uint32 rowid, ItemPointer tid)
+cache_get(PairsRun *run, uint64 rowid, ItemPointer tid)
 {
 	PairsRow   *e = cache_lookup(run, rowid);
 
@@ -149,7 +150,7 @@ cache_get(PairsRun *run, uint32 rowid, ItemPointer tid)
  * not dropped by a reset while the second is fetched.
  */
 void
-pairs_resolve(PairsRun *run, uint32 ida, ItemPointer tida, uint32 idb, ItemPointer tidb,
+pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb,
 			  PairsRow **a, PairsRow **b)
 {
 	if ((cache_lookup(run, ida)->status == PAIRS_ROW_EMPTY ||

@@ -4,6 +4,12 @@
  * column (coerced to the type the keys are returned as) and, for exact
  * verification, the text to shingle.
  *
+ * A partitioned index is walked as the merge of its partitions' indexes
+ * (pairs_walk.cpp): each partition is set up here as a part of the run,
+ * with its own key and text expressions (a partition's columns may have
+ * other numbers than the parent's), and every partition's index must share
+ * the parameters that make band keys comparable.
+ *
  * The text comes from text_column when given. Otherwise, for an expression
  * index on minhash(<text expression>, unit, k, ...), it is that text
  * expression, shingled with the index's own unit and k: exact => true then
@@ -15,6 +21,7 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -172,18 +179,18 @@ minhash_text_call(Relation index, Oid ext_namespace)
 
 /* The text expression and shingle spec of exact mode. */
 static void
-setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
+setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 {
 	const PairsArgs *args = &run->args;
-	FuncExpr   *call = minhash_text_call(run->index, ext_namespace);
+	FuncExpr   *call = minhash_text_call(part->index, ext_namespace);
 	Node	   *textexpr = NULL;
 	text	   *unit = args->unit;
 	int32		k = args->k;
 
 	if (args->text_column != NULL)
 	{
-		AttrNumber	attnum = column_attnum(run->heap, args->text_column, "text column");
-		Var		   *var = column_var(run->heap, attnum);
+		AttrNumber	attnum = column_attnum(part->heap, args->text_column, "text column");
+		Var		   *var = column_var(part->heap, attnum);
 
 		if (TypeCategory(var->vartype) != TYPCATEGORY_STRING)
 			ereport(ERROR,
@@ -201,7 +208,7 @@ setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("exact verification needs the text of the rows"),
 				 errdetail("Index \"%s\" is not an expression index on minhash(text, ...).",
-						   RelationGetRelationName(run->index)),
+						   RelationGetRelationName(part->index)),
 				 errhint("Pass text_column => 'name of the text column', and unit and k as the signatures were computed with.")));
 
 	if (call != NULL)
@@ -224,7 +231,7 @@ setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
 		elog(ERROR, "could not convert the text to shingle to type text");
 	assign_expr_collations(NULL, textexpr);
 	pull_varattnos(textexpr, 1, used);
-	run->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
+	part->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
 }
 
 /*
@@ -233,9 +240,9 @@ setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
  * signature), and no row-level security (the walk cannot apply policies).
  */
 static void
-check_privileges(PairsRun *run, Bitmapset *used)
+check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 {
-	Oid			relid = RelationGetRelid(run->heap);
+	Oid			relid = RelationGetRelid(heap);
 	Oid			userid = GetUserId();
 	int			i = -1;
 
@@ -245,7 +252,7 @@ check_privileges(PairsRun *run, Bitmapset *used)
 				 errmsg("%s does not support tables with row-level security",
 						run->args.funcname),
 				 errdetail("Row-level security is enabled for table \"%s\".",
-						   RelationGetRelationName(run->heap))));
+						   RelationGetRelationName(heap))));
 	if (pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK)
 		return;
 	while ((i = bms_next_member(used, i)) >= 0)
@@ -253,56 +260,38 @@ check_privileges(PairsRun *run, Bitmapset *used)
 		AttrNumber	attnum = i + FirstLowInvalidHeapAttributeNumber;
 
 		if (pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) != ACLCHECK_OK)
-			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(run->heap->rd_rel->relkind),
-						   RelationGetRelationName(run->heap));
+			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(heap->rd_rel->relkind),
+						   RelationGetRelationName(heap));
 	}
 }
 
-void
-pairs_begin(PairsRun *run, const PairsArgs *args)
+static void
+check_lsh_index(Relation index)
 {
-	MemoryContext oldcxt;
-	char		relkind = get_rel_relkind(args->indexoid);
-	Oid			heapoid;
-	AttrNumber	keyattnum;
-	Var		   *keyvar;
-	Node	   *keyexpr;
-	Bitmapset  *used = NULL;
-	LshMetaPage meta;
-	Buffer		metabuf;
-	TypeCacheEntry *tce;
-
-	memset((void *) run, 0, sizeof(PairsRun));
-	run->args = *args;
-	run->cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash pairs", ALLOCSET_DEFAULT_SIZES);
-	oldcxt = MemoryContextSwitchTo(run->cxt);
-
-	if (relkind != RELKIND_INDEX)
+	if (index->rd_indam->ambuild != lshbuild)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index",
-						relkind ? get_rel_name(args->indexoid) : "(dropped relation)")));
-	heapoid = IndexGetRelation(args->indexoid, false);
-	/* the table first, as the executor locks them */
-	run->heap = table_open(heapoid, AccessShareLock);
-	run->index = index_open(args->indexoid, AccessShareLock);
-	if (run->index->rd_indam->ambuild != lshbuild)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(run->index))));
-	if (!run->index->rd_index->indisvalid)
+				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(run->index)),
+				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
 				 errdetail("It may miss rows: its build failed or is in progress."),
 				 errhint("REINDEX the index.")));
+}
 
-	run->estate = CreateExecutorState();
-	run->econtext = GetPerTupleExprContext(run->estate);
+/*
+ * The key expression of a table (the key column by name, coerced to the
+ * type keys are returned as), adding the columns it reads to *used.
+ */
+static Node *
+key_expression(PairsRun *run, Relation heap, Bitmapset **used)
+{
+	const PairsArgs *args = &run->args;
+	AttrNumber	keyattnum = column_attnum(heap, args->key_column, "key column");
+	Var		   *keyvar = column_var(heap, keyattnum);
+	Node	   *keyexpr;
 
-	/* the key, coerced to the type it is returned as */
-	keyattnum = column_attnum(run->heap, args->key_column, "key column");
-	keyvar = column_var(run->heap, keyattnum);
 	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
 									COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 	if (keyexpr == NULL)
@@ -315,10 +304,200 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 						 format_type_be(keyvar->vartype))));
 	/* a coercion (say int to text) comes without a collation until assigned one */
 	assign_expr_collations(NULL, keyexpr);
-	pull_varattnos(keyexpr, 1, &used);
-	run->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
-	run->key_collation = exprCollation(keyexpr);
+	pull_varattnos(keyexpr, 1, used);
+	return keyexpr;
+}
+
+/* the columns the index reads: its column or its expressions' */
+static void
+index_columns(Relation index, Bitmapset **used)
+{
+	if (index->rd_index->indkey.values[0] != 0)
+		*used = bms_add_member(*used, index->rd_index->indkey.values[0] -
+							   FirstLowInvalidHeapAttributeNumber);
+	else
+		pull_varattnos((Node *) RelationGetIndexExpressions(index), 1, used);
+}
+
+/*
+ * One index of the walk, of a table already locked: its expressions, the
+ * privileges on its table, its parameters and extent. check_acl is false for
+ * the partitions of a partitioned table: a SELECT through the parent checks
+ * the parent's privileges only (done by the caller), but a partition's
+ * row-level security is refused as the parent's is.
+ */
+static void
+setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool check_acl)
+{
+	const PairsArgs *args = &run->args;
+	Bitmapset  *used = NULL;
+	Node	   *keyexpr;
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshIndexParams params;
+
+	part->heap = heap;
+	part->index = index;
+	check_lsh_index(index);
+	keyexpr = key_expression(run, heap, &used);
+	part->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
+	if (check_acl)
+		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
+	if (args->exact)
+		setup_exact(run, part, args->ext_namespace, &used);
+	/* the signatures are read too: the indexed column or expression */
+	index_columns(index, &used);
+	if (check_acl)
+		check_privileges(run, heap, used);
+	else if (check_enable_rls(RelationGetRelid(heap), InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support tables with row-level security", args->funcname),
+				 errdetail("Row-level security is enabled for partition \"%s\".",
+						   RelationGetRelationName(heap))));
+
+	part->fetch = table_index_fetch_begin(heap);
+	part->slot = table_slot_create(heap, NULL);
+
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	lsh_meta_params(meta, &params);
+	part->leftmost = meta->leftmost;
+	UnlockReleaseBuffer(metabuf);
+	/*
+	 * A row visible to our snapshot was indexed before the walk starts, and
+	 * VACUUM cannot free its slot while we hold the snapshot: its row id is
+	 * below this bound.
+	 */
+	part->nblocks = RelationGetNumberOfBlocks(index);
+	part->nrowids = params.num_perm == 0 ? 0 : (uint64) part->nblocks * params.slots_per_page;
+	if (params.num_perm == 0)
+		part->leftmost = InvalidBlockNumber;	/* nothing was ever inserted */
+	else if (run->params.num_perm == 0)
+		run->params = params;
+	else if (params.num_perm != run->params.num_perm || params.seed != run->params.seed ||
+			 params.bands != run->params.bands || params.rows != run->params.rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the partitions of lsh index \"%s\" do not share their parameters",
+						run->indexname),
+				 errdetail("Index \"%s\" has k = %d, seed = %llu, %d bands of %d rows; another has k = %d, seed = %llu, %d bands of %d rows.",
+						   RelationGetRelationName(index), params.num_perm,
+						   (unsigned long long) params.seed, params.bands, params.rows,
+						   run->params.num_perm, (unsigned long long) run->params.seed,
+						   run->params.bands, run->params.rows),
+				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
+}
+
+/*
+ * The leaf indexes of a partitioned index, each with its table: tables are
+ * locked first, as a SELECT on the parent does, then their indexes. A
+ * partition without an lsh index (a foreign table, say) would silently drop
+ * its rows from the answer: refused.
+ */
+static void
+setup_partitions(PairsRun *run, Relation parentheap, Relation parentindex)
+{
+	List	   *tables = find_all_inheritors(RelationGetRelid(parentheap), AccessShareLock, NULL);
+	List	   *indexes = find_all_inheritors(RelationGetRelid(parentindex), NoLock, NULL);
+	ListCell   *lc;
+	int			ntables = 0;
+	int			n = 0;
+
+	foreach(lc, tables)
+	{
+		Oid			relid = lfirst_oid(lc);
+		char		relkind = get_rel_relkind(relid);
+
+		if (relkind == RELKIND_FOREIGN_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s does not support foreign partitions", run->args.funcname),
+					 errdetail("Partition \"%s\" of table \"%s\" is a foreign table.",
+							   get_rel_name(relid), RelationGetRelationName(parentheap)),
+					 errhint("Find the pairs of a sharded table by exchanging band keys (docs/scale-out.md).")));
+		if (relkind == RELKIND_RELATION || relkind == RELKIND_MATVIEW)
+			ntables++;
+	}
+	run->parts = (PairsPart *) palloc0(sizeof(PairsPart) * Max(list_length(indexes), 1));
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Relation	heap;
+		Relation	index;
+
+		if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+			continue;			/* the parent, or a sub-partitioned table's index */
+		heap = table_open(IndexGetRelation(indexoid, false), AccessShareLock);
+		index = index_open(indexoid, AccessShareLock);
+		setup_part(run, &run->parts[n++], heap, index, false);
+	}
+	if (n != ntables)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsh index \"%s\" does not cover every partition of table \"%s\"",
+						run->indexname, RelationGetRelationName(parentheap)),
+				 errdetail("%d partitions have an index, %d have rows.", n, ntables)));
+	run->nparts = n;
+}
+
+void
+pairs_begin(PairsRun *run, const PairsArgs *args)
+{
+	MemoryContext oldcxt;
+	char		relkind = get_rel_relkind(args->indexoid);
+	Oid			heapoid;
+	Relation	heap;
+	Relation	index;
+	TypeCacheEntry *tce;
+
+	memset((void *) run, 0, sizeof(PairsRun));
+	run->args = *args;
+	run->cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash pairs", ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(run->cxt);
+
+	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsh index",
+						relkind ? get_rel_name(args->indexoid) : "(dropped relation)")));
+	heapoid = IndexGetRelation(args->indexoid, false);
+	/* the table first, as the executor locks them */
+	heap = table_open(heapoid, AccessShareLock);
+	index = index_open(args->indexoid, AccessShareLock);
+	run->indexname = pstrdup(RelationGetRelationName(index));
+
+	run->estate = CreateExecutorState();
+	run->econtext = GetPerTupleExprContext(run->estate);
 	get_typlenbyval(args->key_type, &run->key_typlen, &run->key_typbyval);
+
+	if (!args->exact && (args->text_column != NULL || args->unit != NULL || args->k >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("text_column, unit and k are used only with exact => true")));
+
+	if (relkind == RELKIND_INDEX)
+	{
+		run->parts = (PairsPart *) palloc0(sizeof(PairsPart));
+		run->nparts = 1;
+		setup_part(run, &run->parts[0], heap, index, true);
+	}
+	else
+	{
+		/* the parent: its kind, its privileges, as a SELECT on it checks them */
+		Bitmapset  *used = NULL;
+
+		check_lsh_index(index);
+		run->key_collation = exprCollation(key_expression(run, heap, &used));
+		if (args->text_column != NULL)
+			used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
+								  FirstLowInvalidHeapAttributeNumber);
+		index_columns(index, &used);
+		check_privileges(run, heap, used);
+		run->parentheap = heap;
+		run->parentindex = index;
+		setup_partitions(run, heap, index);
+	}
+
 	tce = lookup_type_cache(args->key_type, TYPECACHE_CMP_PROC_FINFO);
 	if (OidIsValid(tce->cmp_proc))
 	{
@@ -326,37 +505,15 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 		run->key_has_cmp = true;
 	}
 
-	if (args->exact)
-		setup_exact(run, args->ext_namespace, &used);
-	else if (args->text_column != NULL || args->unit != NULL || args->k >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("text_column, unit and k are used only with exact => true")));
-
-	/* the signatures are read too: the indexed column or expression */
-	if (run->index->rd_index->indkey.values[0] != 0)
-		used = bms_add_member(used, run->index->rd_index->indkey.values[0] -
-							  FirstLowInvalidHeapAttributeNumber);
-	else
-		pull_varattnos((Node *) RelationGetIndexExpressions(run->index), 1, &used);
-	check_privileges(run, used);
+	/* global row ids: each part's row ids after the previous parts' */
+	for (int p = 0; p < run->nparts; p++)
+	{
+		run->parts[p].base = run->nrowids;
+		run->nrowids += run->parts[p].nrowids;
+	}
 
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
-	run->fetch = table_index_fetch_begin(run->heap);
-	run->slot = table_slot_create(run->heap, NULL);
-
-	metabuf = lsh_read_meta(run->index, BUFFER_LOCK_SHARE, &meta);
-	lsh_meta_params(meta, &run->params);
-	run->leftmost = meta->leftmost;
-	UnlockReleaseBuffer(metabuf);
-	/*
-	 * A row visible to our snapshot was indexed before the walk starts, and
-	 * VACUUM cannot free its slot while we hold the snapshot: its row id is
-	 * below this bound.
-	 */
-	run->nblocks = RelationGetNumberOfBlocks(run->index);
-	run->nrowids = (uint64) run->nblocks * run->params.slots_per_page;
 
 	/* a quarter of work_mem for one group's signatures; the row cache has half */
 	run->budget = (Size) work_mem * 1024 / 4;
@@ -367,12 +524,20 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 void
 pairs_end(PairsRun *run)
 {
-	ExecDropSingleTupleTableSlot(run->slot);
-	table_index_fetch_end(run->fetch);
+	for (int p = 0; p < run->nparts; p++)
+	{
+		ExecDropSingleTupleTableSlot(run->parts[p].slot);
+		table_index_fetch_end(run->parts[p].fetch);
+		/* locks are kept to the end of the transaction, as for any table read */
+		index_close(run->parts[p].index, NoLock);
+		table_close(run->parts[p].heap, NoLock);
+	}
+	if (run->parentindex != NULL)
+	{
+		index_close(run->parentindex, NoLock);
+		table_close(run->parentheap, NoLock);
+	}
 	FreeExecutorState(run->estate);
-	/* locks are kept to the end of the transaction, as for any table read */
-	index_close(run->index, NoLock);
-	table_close(run->heap, NoLock);
 	MemoryContextDelete(run->cxt);
 }
 

@@ -15,6 +15,13 @@
  * identical rows (m^2 / 2 pairs) costs time, not memory; a group's row ids
  * spill to a tuplesort beyond a sixteenth of work_mem.
  *
+ * Partitioned indexes: one leaf cursor per partition's index, merged by key
+ * (a binary heap of cursors), so a band group gathers the rows of every
+ * partition sharing the key, in one pass, with one leaf per partition in
+ * memory. Rows are global row ids (pairs.h); all partitions' indexes share
+ * k, seed, bands and rows (checked at setup), so band keys and the
+ * first-equal-band rule mean the same in all of them.
+ *
  * Concurrency: no metapage lock is held during the walk, so inserts and
  * VACUUM proceed. A leaf is copied under its share lock together with its
  * right link. Splits only move entries to a new right sibling, which the
@@ -45,7 +52,7 @@ typedef struct PairsGroup
 {
 	bool		open;
 	uint32		key;
-	uint32	   *ids;
+	uint64	   *ids;			/* global row ids */
 	int			n;
 	int			cap;
 	int			max_ids;		/* beyond this, the ids go to spill */
@@ -56,7 +63,7 @@ typedef struct PairsGroup
 typedef struct PairsChunk
 {
 	int			n;
-	uint32	   *ids;
+	uint64	   *ids;
 	ItemPointerData *tids;
 	uint32	   *sigs;			/* n * num_perm values */
 } PairsChunk;
@@ -75,6 +82,7 @@ typedef struct PairsChunk
 typedef struct PairsPageHint
 {
 	BlockNumber block;
+	int			part;
 	Buffer		buffer;
 } PairsPageHint;
 
@@ -82,8 +90,22 @@ typedef struct PairsPages
 {
 	uint32		mask;			/* size - 1, size a power of two */
 	PairsPageHint *hint;
-	uint8	   *checked;		/* bit per block below run->nblocks */
 } PairsPages;
+
+/* the hint slot of (part, block) */
+#define PAIRS_HINT(pc, part, blkno) \
+	(&(pc)->hint[((blkno) ^ ((uint32) (part) * 0x9E3779B1U)) & (pc)->mask])
+
+/* A partition's leaf level, read one leaf at a time in key order. */
+typedef struct PairsCursor
+{
+	int			part;
+	LshEntry   *leaf;			/* copy of the current leaf, sorted */
+	int			n;
+	int			pos;
+	BlockNumber next;			/* next leaf, InvalidBlockNumber after the last */
+	LshWalk		lw;				/* checked reads along the part's leaf level */
+} PairsCursor;
 
 /*
  * Groups up to this size are verified in place, their pages locked together
@@ -105,14 +127,16 @@ typedef struct PairsWalk
 	PairsPages	pages;
 	PairsEmitFn emit;
 	void	   *arg;
-	LshEntry   *leaf;			/* copy of the current leaf */
+	PairsCursor *cursors;		/* one per part */
+	int		   *heap;			/* cursors with entries left, a min-heap by current key */
+	int			nheap;
+	BufferAccessStrategy strategy;
 	PairsGroup	group;
 	int			chunk_cap;
-	uint32	   *idbuf;			/* chunk_cap ids read from a group */
+	uint64	   *idbuf;			/* chunk_cap ids read from a group */
 	PairsChunk	a;
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
-	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsWalk;
 
 /* A group reader: the unique ids of a group in ascending order, rewindable. */
@@ -121,10 +145,10 @@ typedef struct IdReader
 	PairsGroup *g;
 	int			pos;
 	bool		have_last;
-	uint32		last;
+	uint64		last;
 	int			mark_pos;
 	bool		mark_have_last;
-	uint32		mark_last;
+	uint64		mark_last;
 } IdReader;
 
 /* Leaves written by a build are already in order; inserts append out of order. */
@@ -141,7 +165,7 @@ sort_entries(LshEntry *e, int n) noexcept
 
 /* sorts and removes duplicates; returns the new count */
 static int
-sort_unique_ids(uint32 *ids, int n) noexcept
+sort_unique_ids(uint64 *ids, int n) noexcept
 {
 	std::sort(ids, ids + n);
 	return (int) (std::unique(ids, ids + n) - ids);
@@ -179,7 +203,7 @@ static void
 chunk_alloc(PairsChunk *c, int cap, int num_perm)
 {
 	c->n = 0;
-	c->ids = (uint32 *) palloc(sizeof(uint32) * cap);
+	c->ids = (uint64 *) palloc(sizeof(uint64) * cap);
 	c->tids = (ItemPointerData *) palloc(sizeof(ItemPointerData) * cap);
 	c->sigs = (uint32 *) palloc_extended(sizeof(uint32) * (Size) cap * num_perm, MCXT_ALLOC_HUGE);
 }
@@ -190,70 +214,79 @@ pages_init(PairsWalk *w)
 	PairsRun   *run = w->run;
 	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(PairsPageHint), 1024);
 	uint32		size = 1024;
+	uint64		nblocks = 0;
 
-	while (size < run->nblocks && (Size) size * 2 <= max_entries)
+	for (int p = 0; p < run->nparts; p++)
+	{
+		nblocks += run->parts[p].nblocks;
+		run->parts[p].checked = (uint8 *) palloc0(run->parts[p].nblocks / 8 + 1);
+	}
+	while (size < nblocks && (Size) size * 2 <= max_entries)
 		size *= 2;
 	w->pages.mask = size - 1;
 	w->pages.hint = (PairsPageHint *) palloc(sizeof(PairsPageHint) * size);
 	for (uint32 i = 0; i < size; i++)
 	{
 		w->pages.hint[i].block = InvalidBlockNumber;
+		w->pages.hint[i].part = -1;
 		w->pages.hint[i].buffer = InvalidBuffer;
 	}
-	w->pages.checked = (uint8 *) palloc0(run->nblocks / 8 + 1);
 }
 
-/* The data page blkno, pinned and share-locked and checked (XX002 if it is not a sound data page). */
+/* The data page blkno of a part, pinned and share-locked and checked (XX002 if it is not a sound data page). */
 static Buffer
-read_data_page(PairsWalk *w, BlockNumber blkno)
+read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 {
 	PairsPages *pc = &w->pages;
-	PairsPageHint *h = &pc->hint[blkno & pc->mask];
+	PairsPart  *pt = &w->run->parts[part];
+	PairsPageHint *h = PAIRS_HINT(pc, part, blkno);
 	Buffer		buf;
 
-	/* the walk skips row ids beyond run->nrowids: blkno < run->nblocks */
-	Assert(blkno < w->run->nblocks);
-	if (h->block == blkno &&
-		ReadRecentBuffer(w->run->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
+	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
+	Assert(blkno < pt->nblocks);
+	if (h->block == blkno && h->part == part &&
+		ReadRecentBuffer(pt->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
 	else
 	{
-		buf = ReadBuffer(w->run->index, blkno);
+		buf = ReadBuffer(pt->index, blkno);
 		h->block = blkno;
+		h->part = part;
 		h->buffer = buf;
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if ((pc->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
+	if ((pt->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
 	{
 		/* entries name allocated slots: anything but a sound data page is damage */
 		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
 			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
 
 		if (problem != NULL)
-			lsh_corrupted(w->run->index, problem, blkno);
-		pc->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
+			lsh_corrupted(pt->index, problem, blkno);
+		pt->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
 	}
 	return buf;
 }
 
 /*
- * The slot of row id on its data page, checked (state, TID within the
- * table: emitting a pair fetches the heap tuple); NULL unless LIVE, since a
- * DEAD slot's TID may already name another tuple.
+ * The slot of a part's row id on its data page, checked (state, TID within
+ * the part's table: emitting a pair fetches the heap tuple); NULL unless
+ * LIVE, since a DEAD slot's TID may already name another tuple.
  */
 static const LshSlotHeader *
-live_slot(PairsWalk *w, Page page, uint32 id, BlockNumber blkno)
+live_slot(PairsWalk *w, int part, Page page, uint32 rowid, BlockNumber blkno)
 {
 	PairsRun   *run = w->run;
-	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, id),
+	PairsPart  *pt = &run->parts[part];
+	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, rowid),
 											run->params.num_perm);
 	const char *problem = lsh_slot_problem(slot);
 
 	if (problem != NULL)
-		lsh_corrupted(run->index, problem, blkno);
+		lsh_corrupted(pt->index, problem, blkno);
 	if (slot->state != LSH_SLOT_LIVE)
 		return NULL;
-	lsh_check_heap_tid(run->index, run->heap, &w->heap_nblocks, &slot->tid, blkno);
+	lsh_check_heap_tid(pt->index, pt->heap, &pt->heap_nblocks, &slot->tid, blkno);
 	return slot;
 }
 
@@ -263,28 +296,32 @@ live_slot(PairsWalk *w, Page page, uint32 id, BlockNumber blkno)
  * already name another tuple.
  */
 static void
-load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
+load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 {
 	PairsRun   *run = w->run;
 	const LshIndexParams *params = &run->params;
 	int			k = params->num_perm;
 	Buffer		buf = InvalidBuffer;
 	BlockNumber cur = InvalidBlockNumber;
+	int			curpart = -1;
 
 	c->n = 0;
 	for (int i = 0; i < n; i++)
 	{
-		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
+		int			part = pairs_part_of(run, ids[i]);
+		uint32		rowid = (uint32) (ids[i] - run->parts[part].base);
+		BlockNumber blkno = lsh_rowid_block(params, rowid);
 		const LshSlotHeader *slot;
 
-		if (blkno != cur)
+		if (blkno != cur || part != curpart)
 		{
 			if (BufferIsValid(buf))
 				UnlockReleaseBuffer(buf);
-			buf = read_data_page(w, blkno);
+			buf = read_data_page(w, part, blkno);
 			cur = blkno;
+			curpart = part;
 		}
-		slot = live_slot(w, BufferGetPage(buf), ids[i], blkno);
+		slot = live_slot(w, part, BufferGetPage(buf), rowid, blkno);
 		if (slot == NULL)
 			continue;
 		c->ids[c->n] = ids[i];
@@ -321,7 +358,7 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 
 /* A verified pair: emit it if both rows are visible (and, exact, similar enough). */
 static void
-emit_pair(PairsWalk *w, uint32 ida, ItemPointer tida, uint32 idb, ItemPointer tidb, double sim)
+emit_pair(PairsWalk *w, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb, double sim)
 {
 	PairsRun   *run = w->run;
 	PairsRow   *a;
@@ -385,13 +422,14 @@ compare_across(PairsWalk *w, const PairsChunk *ca, const PairsChunk *cb)
  * and emitted once the pages are released (emitting fetches heap rows).
  */
 static void
-pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
+pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 {
 	PairsRun   *run = w->run;
 	const LshIndexParams *params = &run->params;
 	Buffer		bufs[PAIRS_SMALL_GROUP];
+	int			bufparts[PAIRS_SMALL_GROUP];
 	const LshSlotHeader *slots[PAIRS_SMALL_GROUP];
-	uint32		live_ids[PAIRS_SMALL_GROUP];
+	uint64		live_ids[PAIRS_SMALL_GROUP];
 	ItemPointerData tids[PAIRS_SMALL_GROUP];
 	int			nbufs = 0;
 	int			m = 0;
@@ -399,15 +437,19 @@ pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
+		int			part = pairs_part_of(run, ids[i]);
+		uint32		rowid = (uint32) (ids[i] - run->parts[part].base);
+		BlockNumber blkno = lsh_rowid_block(params, rowid);
 		const LshSlotHeader *slot;
 
-		/* ids ascend, so a page repeats only as the last one taken */
-		if (nbufs == 0 || BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
+		/* ids ascend (part, then row id), so a page repeats only as the last one taken */
+		if (nbufs == 0 || bufparts[nbufs - 1] != part ||
+			BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
 		{
-			bufs[nbufs++] = read_data_page(w, blkno);
+			bufparts[nbufs] = part;
+			bufs[nbufs++] = read_data_page(w, part, blkno);
 		}
-		slot = live_slot(w, BufferGetPage(bufs[nbufs - 1]), ids[i], blkno);
+		slot = live_slot(w, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
 		if (slot == NULL)
 			continue;
 		slots[m] = slot;
@@ -442,13 +484,13 @@ pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
 }
 
 static int
-reader_next(IdReader *r, uint32 *out, int max)
+reader_next(IdReader *r, uint64 *out, int max)
 {
 	int			n = 0;
 
 	while (n < max)
 	{
-		uint32		id;
+		uint64		id;
 
 		if (r->g->spill != NULL)
 		{
@@ -457,7 +499,7 @@ reader_next(IdReader *r, uint32 *out, int max)
 
 			if (!tuplesort_getdatum(r->g->spill, true, &d, &isnull, NULL))
 				break;
-			id = (uint32) DatumGetInt64(d);
+			id = (uint64) DatumGetInt64(d);
 		}
 		else
 		{
@@ -570,18 +612,20 @@ start_group(PairsWalk *w, uint32 key)
 }
 
 static void
-group_add(PairsWalk *w, const LshEntry *e, int n)
+group_add(PairsWalk *w, int part, const LshEntry *e, int n)
 {
 	PairsGroup *g = &w->group;
 	PairsRun   *run = w->run;
+	const PairsPart *pt = &run->parts[part];
 
 	for (int i = 0; i < n; i++)
 	{
-		uint32		id = e[i].value;
+		uint64		id;
 
 		/* a row indexed after the walk began: invisible to the snapshot */
-		if (id >= run->nrowids)
+		if (e[i].value >= pt->nrowids)
 			continue;
+		id = pt->base + e[i].value;
 		if (g->spill != NULL)
 		{
 			tuplesort_putdatum(g->spill, Int64GetDatum(id), false);
@@ -605,7 +649,7 @@ group_add(PairsWalk *w, const LshEntry *e, int n)
 		if (g->n == g->cap)
 		{
 			g->cap *= 2;
-			g->ids = (uint32 *) repalloc_huge(g->ids, sizeof(uint32) * g->cap);
+			g->ids = (uint64 *) repalloc_huge(g->ids, sizeof(uint64) * g->cap);
 		}
 		g->ids[g->n++] = id;
 	}
@@ -627,14 +671,14 @@ report_progress(PairsRun *run, uint32 key)
 	{
 		run->last_decile = decile;
 		elog(DEBUG1, "%s: %d%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
-			 run->args.funcname, decile * 10, RelationGetRelationName(run->index), run->pairs);
+			 run->args.funcname, decile * 10, run->indexname, run->pairs);
 	}
 	if (TimestampDifferenceExceeds(run->last_notice, now, 10000))
 	{
 		run->last_notice = now;
 		ereport(NOTICE,
 				(errmsg("%s: %.0f%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
-						run->args.funcname, done * 100, RelationGetRelationName(run->index),
+						run->args.funcname, done * 100, run->indexname,
 						run->pairs)));
 	}
 }
@@ -648,9 +692,10 @@ report_progress(PairsRun *run, uint32 key)
  * hint: a prefetch of an address that turns out stale is harmless.
  */
 static void
-prefetch_leaf(PairsWalk *w, const LshEntry *e, int n)
+prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 {
 	const LshIndexParams *params = &w->run->params;
+	const PairsPart *pt = &w->run->parts[part];
 	PairsPages *pc = &w->pages;
 	Size		slot_size = LSH_SLOT_SIZE(params->num_perm);
 
@@ -664,12 +709,12 @@ prefetch_leaf(PairsWalk *w, const LshEntry *e, int n)
 			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
 			if (!((i + 1 < n && e[i + 1].key == e[i].key) || (i > 0 && e[i - 1].key == e[i].key)))
 				continue;
-			if (id >= w->run->nrowids)
+			if (id >= pt->nrowids)
 				continue;
-			h = &pc->hint[lsh_rowid_block(params, id) & pc->mask];
+			h = PAIRS_HINT(pc, part, lsh_rowid_block(params, id));
 			if (pass == 0)
 				__builtin_prefetch(h);
-			else if (h->block == lsh_rowid_block(params, id) && h->buffer > 0)
+			else if (h->block == lsh_rowid_block(params, id) && h->part == part && h->buffer > 0)
 			{
 				__builtin_prefetch(GetBufferDescriptor(h->buffer - 1));
 				__builtin_prefetch((char *) BufferGetBlock(h->buffer) + LSH_CONTENT_START +
@@ -679,18 +724,109 @@ prefetch_leaf(PairsWalk *w, const LshEntry *e, int n)
 	}
 }
 
+/*
+ * Read the cursor's next leaf if its current one is used up; false when the
+ * part has no entries left. A leaf is copied with its right link under its
+ * share lock, then sorted (inserts append out of order).
+ */
+static bool
+cursor_fill(PairsWalk *w, PairsCursor *c)
+{
+	PairsRun   *run = w->run;
+
+	while (c->pos >= c->n)
+	{
+		BlockNumber blkno = c->next;
+		Buffer		buf;
+		Page		page;
+		LshPageOpaque opaque;
+		bool		has_high;
+		uint32		high;
+
+		if (blkno == InvalidBlockNumber)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		buf = lsh_walk_read(&c->lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+							InvalidBlockNumber, &page);
+		opaque = LshPageGetOpaque(page);
+		c->n = lsh_leaf_decode(page, c->leaf);
+		c->pos = 0;
+		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+		high = opaque->high;
+		c->next = lsh_walk_right(&c->lw, page);
+		UnlockReleaseBuffer(buf);
+
+		run->leaves++;
+		run->entries += c->n;
+		sort_entries(c->leaf, c->n);
+		prefetch_leaf(w, c->part, c->leaf, c->n);
+		if (has_high)
+			report_progress(run, high);
+	}
+	return true;
+}
+
+static inline uint32
+cursor_key(const PairsWalk *w, int c)
+{
+	const PairsCursor *cur = &w->cursors[c];
+
+	return cur->leaf[cur->pos].key;
+}
+
+/* restore the heap order below position i */
+static void
+heap_sift_down(PairsWalk *w, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			m = i;
+
+		if (l < w->nheap && cursor_key(w, w->heap[l]) < cursor_key(w, w->heap[m]))
+			m = l;
+		if (l + 1 < w->nheap && cursor_key(w, w->heap[l + 1]) < cursor_key(w, w->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		std::swap(w->heap[i], w->heap[m]);
+		i = m;
+	}
+}
+
+/*
+ * The top cursor's run of this key, into the group: it may continue on the
+ * part's next leaves. Then the cursor goes back into the heap by its next
+ * key, or leaves it if the part is done.
+ */
+static void
+heap_take_top(PairsWalk *w, uint32 key)
+{
+	PairsCursor *c = &w->cursors[w->heap[0]];
+
+	while (cursor_fill(w, c) && c->leaf[c->pos].key == key)
+	{
+		int			j = c->pos + 1;
+
+		while (j < c->n && c->leaf[j].key == key)
+			j++;
+		group_add(w, c->part, c->leaf + c->pos, j - c->pos);
+		c->pos = j;
+	}
+	if (c->pos >= c->n)
+		w->heap[0] = w->heap[--w->nheap];	/* cursor_fill found no more leaves */
+	heap_sift_down(w, 0);
+}
+
 void
 pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 {
 	MemoryContext oldcxt;
 	PairsWalk	w;
-	LshWalk		lw;
-	BufferAccessStrategy strategy;
-	BlockNumber blkno = run->leftmost;
 	int			k = run->params.num_perm;
 	Size		per_row;
 
-	if (k == 0 || blkno == InvalidBlockNumber)
+	if (k == 0)
 		return;					/* nothing was ever inserted */
 
 	oldcxt = MemoryContextSwitchTo(run->cxt);
@@ -698,73 +834,70 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	w.run = run;
 	w.emit = emit;
 	w.arg = arg;
-	/* room for a full leaf of the narrower (7-byte) format */
-	w.leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
 	/* two chunks of signatures (and their ids) in a quarter of work_mem */
-	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint32);
+	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint64);
 	w.chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
-	w.idbuf = (uint32 *) palloc(sizeof(uint32) * w.chunk_cap);
+	w.idbuf = (uint64 *) palloc(sizeof(uint64) * w.chunk_cap);
 	chunk_alloc(&w.a, w.chunk_cap, k);
 	chunk_alloc(&w.b, w.chunk_cap, k);
 	pages_init(&w);
 	w.group.cap = 1024;
-	w.group.ids = (uint32 *) palloc(sizeof(uint32) * w.group.cap);
-	/* a group's ids in memory: a sixteenth of work_mem (1024 ids at the minimum, 64kB) */
-	w.group.max_ids = (int) Min(run->budget / 4 / sizeof(uint32), (Size) (MaxAllocHugeSize / sizeof(uint32) / 2));
+	w.group.ids = (uint64 *) palloc(sizeof(uint64) * w.group.cap);
+	/* a group's ids in memory: a sixteenth of work_mem (512 ids at the minimum, 64kB) */
+	w.group.max_ids = (int) Min(run->budget / 4 / sizeof(uint64), (Size) (MaxAllocHugeSize / sizeof(uint64) / 2));
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
 
 	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
-	strategy = GetAccessStrategy(BAS_BULKREAD);
-	/* the same checked reads as scans; a right-link cycle ends at the block count */
-	lsh_walk_init(&lw, run->index, strategy);
-	lsh_walk_expect_low(&lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
-	while (blkno != InvalidBlockNumber)
+	w.strategy = GetAccessStrategy(BAS_BULKREAD);
+
+	if (run->nparts > 1)
+		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
+			 run->args.funcname, run->nparts, run->indexname);
+	/* one cursor per part, each with room for a full leaf of the narrower (7-byte) format */
+	w.cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts);
+	w.heap = (int *) palloc(sizeof(int) * run->nparts);
+	for (int p = 0; p < run->nparts; p++)
 	{
-		Buffer		buf;
-		Page		page;
-		LshPageOpaque opaque;
-		int			n;
-		bool		has_high;
-		uint32		high;
+		PairsCursor *c = &w.cursors[p];
+
+		c->part = p;
+		c->leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
+		c->next = run->parts[p].leftmost;
+		/* the same checked reads as scans; a right-link cycle ends at the block count */
+		lsh_walk_init(&c->lw, run->parts[p].index, w.strategy);
+		lsh_walk_expect_low(&c->lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
+		if (cursor_fill(&w, c))
+		{
+			int			i = w.nheap++;
+
+			/* sift up */
+			w.heap[i] = p;
+			while (i > 0 && cursor_key(&w, w.heap[(i - 1) / 2]) > cursor_key(&w, w.heap[i]))
+			{
+				std::swap(w.heap[i], w.heap[(i - 1) / 2]);
+				i = (i - 1) / 2;
+			}
+		}
+	}
+
+	/*
+	 * The merge: the smallest current key of all parts is the next band
+	 * group; every cursor at that key adds its run, then the group is
+	 * verified. Keys ascend in every part, so a group is complete when no
+	 * cursor is left at its key.
+	 */
+	while (w.nheap > 0)
+	{
+		uint32		key = cursor_key(&w, w.heap[0]);
 
 		CHECK_FOR_INTERRUPTS();
-		buf = lsh_walk_read(&lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
-							InvalidBlockNumber, &page);
-		opaque = LshPageGetOpaque(page);
-		n = lsh_leaf_decode(page, w.leaf);
-		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
-		high = opaque->high;
-		blkno = lsh_walk_right(&lw, page);
-		UnlockReleaseBuffer(buf);
-
-		run->leaves++;
-		run->entries += n;
-		sort_entries(w.leaf, n);
-		prefetch_leaf(&w, w.leaf, n);
-		for (int i = 0; i < n;)
-		{
-			uint32		key = w.leaf[i].key;
-			int			j = i + 1;
-
-			while (j < n && w.leaf[j].key == key)
-				j++;
-			if (!(w.group.open && w.group.key == key))
-			{
-				finish_group(&w);
-				start_group(&w, key);
-			}
-			group_add(&w, w.leaf + i, j - i);
-			i = j;
-		}
-		/* only a run reaching the high key may continue on the next leaf */
-		if (w.group.open && !(has_high && w.group.key >= high))
-			finish_group(&w);
-		if (has_high)
-			report_progress(run, high);
+		start_group(&w, key);
+		while (w.nheap > 0 && cursor_key(&w, w.heap[0]) == key)
+			heap_take_top(&w, key);
+		finish_group(&w);
 	}
-	finish_group(&w);
-	FreeAccessStrategy(strategy);
+	FreeAccessStrategy(w.strategy);
 
 	elog(DEBUG1, "%s: " UINT64_FORMAT " leaves, " UINT64_FORMAT " entries, " UINT64_FORMAT
 		 " groups (" UINT64_FORMAT " spilled), " UINT64_FORMAT " candidates, " UINT64_FORMAT

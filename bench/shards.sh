@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Sharded vs single node, side by side in one run (docs/scale-out.md).
+#
+#   bash bench/shards.sh [--rows N] [--shards S] [--queries Q] [--keep]
+#
+# Builds S loopback shards and a coordinator with scripts/shards.sh --demo N
+# (clusters of 5 near-duplicate texts, hash-partitioned on id over foreign
+# partitions), copies the same rows into a plain table with an lsh index on
+# the coordinator (the single node), and measures on both:
+#  - Q threshold queries minhash_similar(sig, q, 0.5) and Q ORDER BY <%> LIMIT 10
+#    queries (with the threshold filter, so each shard uses its index): wall
+#    time of the whole run and CPU time of all the clusters' processes
+#    (postmaster utime + stime + reaped children's, plus live children's, from
+#    /proc: every backend's CPU, including the shards' postgres_fdw sessions);
+#  - all pairs: minhash_similar_pairs on the single node, the band-key recipe
+#    of docs/scale-out.md over the shards: wall, CPU, pairs, and the
+#    coordinator backend's peak anonymous memory (RssAnon sampled every 20 ms;
+#    shared buffers are not counted).
+# Prints a markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+rows=100000 shards=4 queries=200 keep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rows) rows=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --queries) queries=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "usage: bench/shards.sh [--rows N] [--shards S] [--queries Q] [--keep]" >&2; exit 2 ;;
+    esac
+done
+
+dir=$(mktemp -d /tmp/minhash-shards.XXXXXX)
+chmod 755 "$dir"
+cleanup() {
+    bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true
+    if [ "$keep" = 1 ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+
+coord() { (. "$dir/coord/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
+
+# CPU seconds of every cluster: postmaster (with reaped children) + live children
+cluster_cpu() {
+    local total=0 c pm hz
+    hz=$(getconf CLK_TCK)
+    for c in "$dir"/coord "$dir"/shard*; do
+        pm=$(head -1 "$c/data/postmaster.pid")
+        # one line per process: "pid (comm) state ppid ... utime stime cutime cstime ..."
+        total=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pm="$pm" -v hz="$hz" -v t="$total" '
+            BEGIN { s = t }
+            {
+                pid = $1; line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
+                if (pid == pm) s += (f[12] + f[13] + f[14] + f[15]) / hz
+                else if (f[2] == pm) s += (f[12] + f[13]) / hz
+            }
+            END { printf "%.2f", s }')
+    done
+    echo "$total"
+}
+
+now() { date +%s.%N; }
+
+# run NAME FILE: wall and CPU of one psql run of FILE on the coordinator
+declare -A WALL CPU
+run() {
+    local name=$1 file=$2 t0 c0 t1 c1
+    c0=$(cluster_cpu); t0=$(now)
+    coord -f "$file" >/dev/null
+    t1=$(now); sleep 0.2; c1=$(cluster_cpu)
+    WALL[$name]=$(echo "$t1 - $t0" | bc -l)
+    CPU[$name]=$(echo "$c1 - $c0" | bc -l)
+}
+
+echo "building $shards shards + coordinator with $rows rows ..." >&2
+t0=$(now)
+nice bash scripts/shards.sh start "$dir" "$shards" --demo "$rows" >/dev/null
+load_s=$(echo "$(now) - $t0" | bc -l)
+coord <<'EOT'
+CREATE TABLE docs_local AS SELECT * FROM docs;
+ALTER TABLE docs_local ADD PRIMARY KEY (id);
+CREATE INDEX docs_local_lsh ON docs_local USING lsh (sig);
+VACUUM ANALYZE docs_local;
+EOT
+
+# the same query rows for both (every 97th row, from the local copy so that
+# both pay the same query-signature lookup)
+qfile_thr_local=$dir/thr_local.sql qfile_thr_shard=$dir/thr_shard.sql
+qfile_knn_local=$dir/knn_local.sql qfile_knn_shard=$dir/knn_shard.sql
+: >"$qfile_thr_local"; : >"$qfile_thr_shard"; : >"$qfile_knn_local"; : >"$qfile_knn_shard"
+for i in $(seq 1 "$queries"); do
+    id=$(( (i * 9973) % rows + 1 ))
+    q="(SELECT sig FROM docs_local WHERE id = $id)"
+    echo "SELECT count(*) FROM docs_local WHERE minhash_similar(sig, $q, 0.5);" >>"$qfile_thr_local"
+    echo "SELECT count(*) FROM docs WHERE minhash_similar(sig, $q, 0.5);" >>"$qfile_thr_shard"
+    echo "SELECT id FROM docs_local WHERE minhash_similar(sig, $q, 0.5) ORDER BY sig <%> $q LIMIT 10;" >>"$qfile_knn_local"
+    echo "SELECT id FROM docs WHERE minhash_similar(sig, $q, 0.5) ORDER BY sig <%> $q LIMIT 10;" >>"$qfile_knn_shard"
+done
+# warm both once (caches, relcache, fdw connections are per session anyway)
+coord -f "$qfile_thr_local" >/dev/null; coord -f "$qfile_thr_shard" >/dev/null
+run thr_local "$qfile_thr_local"; run thr_shard "$qfile_thr_shard"
+run knn_local "$qfile_knn_local"; run knn_shard "$qfile_knn_shard"
+
+# all pairs; the coordinator backend's RssAnon sampled while it runs
+cat >"$dir/pairs_local.sql" <<'EOT'
+SET application_name = 'bench_allpairs';
+SELECT count(*) AS pairs FROM minhash_similar_pairs('docs_local_lsh', 'id', 0.5);
+EOT
+cat >"$dir/pairs_shard.sql" <<'EOT'
+SET application_name = 'bench_allpairs';
+-- the index build sorts within maintenance_work_mem: hold it to work_mem too
+SELECT set_config('maintenance_work_mem', current_setting('work_mem'), false) \g /dev/null
+\timing on
+CREATE TEMP TABLE cand_ids AS
+  SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b
+  WHERE n > 1;
+CREATE UNLOGGED TABLE cand AS
+  SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM cand_ids)::bigint[]);
+CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
+SELECT count(*) AS pairs FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5);
+\timing off
+DROP TABLE cand;
+EOT
+declare -A PEAK PAIRS
+pairs_run() {
+    local name=$1 peak=0 pid="" out t0 c0 t1 c1 sampler
+    c0=$(cluster_cpu); t0=$(now)
+    coord -At -f "$dir/$name.sql" >"$dir/$name.out" &
+    sampler=$!
+    while kill -0 "$sampler" 2>/dev/null; do
+        if [ -z "$pid" ]; then
+            pid=$( (. "$dir/coord/env" && "$PGBIN/psql" -XAtc \
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'bench_allpairs'") 2>/dev/null || true)
+        fi
+        if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
+            kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+            [ "${kb:-0}" -gt "$peak" ] && peak=$kb
+        fi
+        sleep 0.02
+    done
+    wait "$sampler"
+    t1=$(now); sleep 0.2; c1=$(cluster_cpu)
+    WALL[$name]=$(echo "$t1 - $t0" | bc -l)
+    CPU[$name]=$(echo "$c1 - $c0" | bc -l)
+    PEAK[$name]=$peak
+    PAIRS[$name]=$(grep -v '^Time' "$dir/$name.out" | tail -1)
+}
+pairs_run pairs_local
+pairs_run pairs_shard
+band_rows=$(coord -Atc "SELECT count(*) FROM docs_bands")
+cand_rows=$(coord -Atc "SELECT count(*) FROM docs d WHERE id IN (SELECT id FROM (SELECT id, count(*) OVER (PARTITION BY key) n FROM docs_bands) b WHERE n > 1)")
+work_mem=$(coord -Atc "SHOW work_mem")
+
+printf '\n%s rows, %s loopback shards + coordinator (built and loaded through the coordinator in %.0f s), work_mem %s, %s queries each\n\n' \
+    "$rows" "$shards" "$load_s" "$work_mem" "$queries"
+echo "| measure | single node | $shards shards |"
+echo "|---|---|---|"
+printf '| %s: wall / CPU of all clusters | %.2f s / %.2f s | %.2f s / %.2f s |\n' \
+    "$queries x minhash_similar(sig, q, 0.5)" "${WALL[thr_local]}" "${CPU[thr_local]}" "${WALL[thr_shard]}" "${CPU[thr_shard]}"
+printf '| %s: wall / CPU of all clusters | %.2f s / %.2f s | %.2f s / %.2f s |\n' \
+    "$queries x ... ORDER BY sig <%> q LIMIT 10" "${WALL[knn_local]}" "${CPU[knn_local]}" "${WALL[knn_shard]}" "${CPU[knn_shard]}"
+printf '| all pairs (0.5): wall / CPU of all clusters | %.2f s / %.2f s | %.2f s / %.2f s |\n' \
+    "${WALL[pairs_local]}" "${CPU[pairs_local]}" "${WALL[pairs_shard]}" "${CPU[pairs_shard]}"
+printf '| all pairs: pairs found | %s | %s |\n' "${PAIRS[pairs_local]}" "${PAIRS[pairs_shard]}"
+printf '| all pairs: coordinator backend peak RssAnon | %s kB | %s kB |\n' "${PEAK[pairs_local]}" "${PEAK[pairs_shard]}"
+printf '| all pairs: band rows shipped / candidate rows (signatures shipped) | - | %s / %s |\n' "$band_rows" "$cand_rows"
+steps=$(grep '^Time' "$dir/pairs_shard.out" | sed 's/Time: \([0-9.]*\) ms.*/\1/' | awk '{ printf "%s%.1f s", (NR > 1 ? " / " : ""), $1 / 1000 }')
+printf '| all pairs, sharded steps: candidates from band keys / their signatures / index build / walk | - | %s |\n' "$steps"
