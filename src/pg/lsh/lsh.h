@@ -76,6 +76,7 @@
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
 
+#include "core/lsh_prefix.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -88,7 +89,15 @@ extern "C" {
 }
 
 #define LSH_MAGIC			0x4C534831	/* "LSH1" */
-#define LSH_VERSION			1
+/*
+ * On-disk versions. 1 (minhash 1.0): band key = XXH3 of the band folded to 32
+ * bits, exact band match only. 2 (1.1): prefix-preserving band keys (see
+ * core/lsh_prefix.h) and per-depth build statistics; probes at any depth.
+ * Both are read and written; a version-1 index keeps 1.0's capabilities until
+ * REINDEX.
+ */
+#define LSH_VERSION			2
+#define LSH_VERSION_EXACT	1
 #define LSH_PAGE_ID			0xFF8C		/* opaque.page_id of every lsh page */
 #define LSH_METAPAGE_BLKNO	0
 
@@ -129,6 +138,8 @@ extern "C" {
 #define LSH_PHASE_SCAN		2
 #define LSH_PHASE_SORT		3
 #define LSH_PHASE_LOAD		4
+
+#define LSH_PREFIX_STATS	32
 
 typedef struct LshPageOpaqueData
 {
@@ -174,6 +185,12 @@ typedef struct LshMetaPageData
 	float8		opt_fn_weight;
 	int32		opt_bands;		/* 0 if not given */
 	int32		opt_rows;
+	/*
+	 * Version 2 only: sum over distinct key prefixes of depth m (m = 1..32,
+	 * element m - 1) of (entries with that prefix)^2, from the last build, as
+	 * build_sumsq is for whole keys.
+	 */
+	uint64		build_prefix_sumsq[LSH_PREFIX_STATS];
 } LshMetaPageData;
 
 typedef LshMetaPageData *LshMetaPage;
@@ -338,10 +355,34 @@ typedef struct LshIndexParams
 	int			bands;
 	int			rows;
 	int			slots_per_page;
+	uint32		version;		/* on-disk version: LSH_VERSION_EXACT or LSH_VERSION */
+	minhash::PrefixLayout layout;	/* version 2: the band key layout */
 } LshIndexParams;
+
+/*
+ * What one scan did, for EXPLAIN ANALYZE (lsh_explain.cpp): band probes
+ * (bands x stages), the shallowest depth probed (0: every stored signature
+ * was verified), distinct candidates found by the probes, signatures
+ * verified, rows returned.
+ */
+typedef struct LshScanCounters
+{
+	uint64		scans;
+	uint64		bands_probed;
+	int			depth;
+	uint64		candidates;
+	uint64		verified;
+	uint64		returned;
+} LshScanCounters;
+
+/* lsh_explain.cpp */
+void		lsh_explain_init(void);
+void		lsh_counters_report(Relation index, const LshScanCounters *c, uint64 returned);
 
 /* lsh.cpp */
 extern int	lsh_min_candidates;
+extern double lsh_recall;
+extern int	lsh_max_scan_tuples;
 void		lsh_init(void);
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
@@ -382,6 +423,8 @@ bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_ti
 void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
 
 /* lsh_scan.cpp */
+int			lsh_probe_depth(const LshIndexParams *params, double threshold);
+double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
 IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);
 void		lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 bool		lshgettuple(IndexScanDesc scan, ScanDirection dir);

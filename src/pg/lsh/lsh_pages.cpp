@@ -109,11 +109,11 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	m = *meta;
 	if (m->magic != LSH_MAGIC)
 		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
-	if (m->version != LSH_VERSION)
+	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
-						RelationGetRelationName(index), m->version, LSH_VERSION),
+				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads versions %d and %d",
+						RelationGetRelationName(index), m->version, LSH_VERSION_EXACT, LSH_VERSION),
 				 errhint("REINDEX the index.")));
 	/* num_perm = 0: no signature seen yet, and nothing else is in use */
 	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
@@ -168,6 +168,11 @@ lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
 	params->bands = meta->bands;
 	params->rows = meta->rows;
 	params->slots_per_page = meta->slots_per_page;
+	params->version = meta->version;
+	if (meta->num_perm > 0)
+		params->layout = minhash::prefix_layout(meta->bands, meta->rows);
+	else
+		memset(&params->layout, 0, sizeof(params->layout));
 }
 
 /*
@@ -236,14 +241,27 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 }
 
 /*
- * The 32-bit key of each band: the band hash (seeded with the band number, so
- * equal values in different bands do not meet) folded to 32 bits. Two rows
- * sharing a band share its key; unrelated bands collide with probability
- * 2^-32, and such a false candidate is discarded by verification.
+ * The 32-bit key of each band.
+ *
+ * Version 2: the prefix-preserving key (core/lsh_prefix.h): band number in the
+ * top bits, then a few bits of each of the band's values in order, so that
+ * rows agreeing with a query on the first m values of a band lie in one key
+ * range. Rows sharing a band share its key; unrelated bands collide with
+ * probability 2^-(32 - band bits), and such a false candidate is discarded by
+ * verification.
+ *
+ * Version 1 (minhash 1.0): the band hash (seeded with the band number, so
+ * equal values in different bands do not meet) folded to 32 bits.
  */
 void
 lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys)
 {
+	if (params->version != LSH_VERSION_EXACT)
+	{
+		for (int b = 0; b < params->bands; b++)
+			keys[b] = minhash::prefix_band_key(params->layout, values + (Size) b * params->rows, b);
+		return;
+	}
 	for (int b = 0; b < params->bands; b++)
 	{
 		uint64		h = minhash::band_hash(values + (Size) b * params->rows, params->rows, b);

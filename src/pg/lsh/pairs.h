@@ -80,6 +80,14 @@ typedef struct PairsRun
 	Relation	index;
 	LshIndexParams params;		/* num_perm = 0: nothing was ever inserted */
 	BlockNumber leftmost;
+	/*
+	 * Probe depth at the threshold (lsh_probe_depth): a band group is a run of
+	 * keys equal under key_mask (the prefix of that depth; all bits for whole
+	 * bands), and a pair is a candidate when its signatures agree on the first
+	 * probe_len values of some band.
+	 */
+	uint32		key_mask;
+	int			probe_len;
 	BlockNumber nblocks;		/* index size when the walk started */
 	uint64		nrowids;		/* row ids of rows visible to the snapshot are below this */
 

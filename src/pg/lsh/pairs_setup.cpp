@@ -350,6 +350,23 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	lsh_meta_params(meta, &run->params);
 	run->leftmost = meta->leftmost;
 	UnlockReleaseBuffer(metabuf);
+	/* below the index's design threshold, group by shorter key prefixes */
+	run->probe_len = run->params.rows;
+	run->key_mask = 0xFFFFFFFF;
+	if (run->params.num_perm > 0)
+	{
+		run->probe_len = lsh_probe_depth(&run->params, run->args.threshold);
+		if (run->params.version != LSH_VERSION_EXACT && run->probe_len < run->params.rows)
+		{
+			uint32		lo,
+						hi;
+
+			minhash::prefix_range(run->params.layout, 0, run->probe_len, &lo, &hi);
+			run->key_mask = ~hi;
+		}
+		else
+			run->probe_len = run->params.rows;
+	}
 	/*
 	 * A row visible to our snapshot was indexed before the walk starts, and
 	 * VACUUM cannot free its slot while we hold the snapshot: its row id is

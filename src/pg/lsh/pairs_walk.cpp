@@ -146,18 +146,21 @@ sort_unique_ids(uint32 *ids, int n) noexcept
 	return (int) (std::unique(ids, ids + n) - ids);
 }
 
-/* must fold exactly as lsh_band_keys() does */
+/* the key of one band, as lsh_band_keys() computes it */
 static inline uint32
-band_key(const uint32 *values, int band, int rows)
+band_key(const LshIndexParams *params, const uint32 *values, int band)
 {
-	uint64		h = minhash::band_hash(values + (Size) band * rows, rows, band);
+	uint64		h;
 
+	if (params->version != LSH_VERSION_EXACT)
+		return minhash::prefix_band_key(params->layout, values + (Size) band * params->rows, band);
+	h = minhash::band_hash(values + (Size) band * params->rows, params->rows, band);
 	return (uint32) (h ^ (h >> 32));
 }
 
-/* first band in which the two signatures agree on every value, or -1 */
+/* first band in which the two signatures agree on the first len values, or -1 */
 static inline int
-first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows)
+first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows, int len)
 {
 	/* bands are a few values long: a plain loop beats a call to memcmp */
 	for (int i = 0; i < bands; i++)
@@ -166,9 +169,9 @@ first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows)
 		const uint32 *y = b + (Size) i * rows;
 		int			v = 0;
 
-		while (v < rows && x[v] == y[v])
+		while (v < len && x[v] == y[v])
 			v++;
-		if (v == rows)
+		if (v == len)
 			return i;
 	}
 	return -1;
@@ -285,11 +288,15 @@ static inline double
 verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
-	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows);
+	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
 	double		sim;
 
-	/* no band fully equal: the keys collided by chance (not a candidate) */
-	if (f < 0 || band_key(sa, f, run->params.rows) != w->group.key)
+	/*
+	 * No band equal on the probed prefix: the keys collided by chance (not a
+	 * candidate). Otherwise the pair is verified in the group of that first
+	 * band only, so once.
+	 */
+	if (f < 0 || ((band_key(&run->params, sa, f) ^ w->group.key) & run->key_mask) != 0)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
@@ -647,7 +654,8 @@ prefetch_leaf(PairsWalk *w, const LshEntry *e, int n)
 			PairsPageHint *h;
 
 			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
-			if (!((i + 1 < n && e[i + 1].key == e[i].key) || (i > 0 && e[i - 1].key == e[i].key)))
+			if (!((i + 1 < n && ((e[i + 1].key ^ e[i].key) & w->run->key_mask) == 0) ||
+				  (i > 0 && ((e[i - 1].key ^ e[i].key) & w->run->key_mask) == 0)))
 				continue;
 			if (id >= w->run->nrowids)
 				continue;
@@ -731,10 +739,10 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		prefetch_leaf(&w, w.leaf, n);
 		for (int i = 0; i < n;)
 		{
-			uint32		key = w.leaf[i].key;
+			uint32		key = w.leaf[i].key & run->key_mask;
 			int			j = i + 1;
 
-			while (j < n && w.leaf[j].key == key)
+			while (j < n && (w.leaf[j].key & run->key_mask) == key)
 				j++;
 			if (!(w.group.open && w.group.key == key))
 			{
@@ -745,7 +753,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 			i = j;
 		}
 		/* only a run reaching the high key may continue on the next leaf */
-		if (w.group.open && !(has_high && w.group.key >= high))
+		if (w.group.open && !(has_high && w.group.key >= (high & run->key_mask)))
 			finish_group(&w);
 		if (has_high)
 			report_progress(run, high);
