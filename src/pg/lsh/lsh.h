@@ -411,6 +411,7 @@ int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
 int			lsh_uint32_cmp(const void *a, const void *b);
+void		lsh_notice_format1(Relation index);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/rel.h"
 }
 
@@ -559,4 +560,31 @@ lsh_uint32_cmp(const void *a, const void *b)
 	uint32		y = *(const uint32 *) b;
 
 	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * A version-1 index (built by minhash 1.0) probes whole bands only. Say so,
+ * once per index per backend, when a scan or pairs run would have probed
+ * shorter prefixes: its recall below the design threshold, and ORDER BY
+ * ... LIMIT beyond the rows sharing a band, are 1.0's until REINDEX.
+ */
+void
+lsh_notice_format1(Relation index)
+{
+	static Oid	notified[16];
+	static int	nnotified = 0;
+
+	for (int i = 0; i < nnotified; i++)
+	{
+		if (notified[i] == RelationGetRelid(index))
+			return;
+	}
+	if (nnotified < (int) lengthof(notified))
+		notified[nnotified++] = RelationGetRelid(index);
+	ereport(NOTICE,
+			(errmsg("lsh index \"%s\" was built by minhash 1.0 and matches whole bands only",
+					RelationGetRelationName(index)),
+			 errdetail("Its recall below its design threshold, and ORDER BY <%%> LIMIT beyond the rows sharing a band, are those of 1.0."),
+			 errhint("REINDEX INDEX %s to probe band prefixes.",
+					 quote_identifier(RelationGetRelationName(index)))));
 }

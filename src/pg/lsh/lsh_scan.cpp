@@ -604,6 +604,10 @@ lsh_search(IndexScanDesc scan)
 	 * ORDER BY alone on a version-2 index through amgettuple: widen stage by
 	 * stage, from whole bands down, as rows are asked for.
 	 */
+	if (params->version == LSH_VERSION_EXACT &&
+		(so->nquals == 0 ||
+		 minhash::probe_depth(so->threshold, 0.1, lsh_recall, params->bands, params->rows) < params->rows))
+		lsh_notice_format1(index);
 	so->iterative = so->nquals == 0 && so->norderbys == 1 && so->orderbys[0] != NULL &&
 		params->version != LSH_VERSION_EXACT &&
 		lsh_min_candidates == 0;

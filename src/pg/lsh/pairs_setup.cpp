@@ -365,7 +365,11 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 			run->key_mask = ~hi;
 		}
 		else
+		{
+			if (run->probe_len < run->params.rows)
+				lsh_notice_format1(run->index);
 			run->probe_len = run->params.rows;
+		}
 	}
 	/*
 	 * A row visible to our snapshot was indexed before the walk starts, and
