@@ -16,7 +16,7 @@ forest_threshold_run() {
         SELECT q.qid, q.id AS qrow, d.id FROM queries q CROSS JOIN LATERAL ($inner) d WHERE q.qid <= $nrec") || return 1
     cpu=$(calc "${cpu% *} * 1000 / $nrec")
     score=$(score_threshold "fr_$key" "$t")
-    depth=$(PGOPTIONS="-c minhash.similarity_threshold=$t $opts" psql -X -q -tA -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $(echo "${inner//q.sig/(SELECT sig FROM queries WHERE qid = 1)}")" |
+    depth=$(PGOPTIONS="-c minhash.similarity_threshold=$t $opts" psql -X -q -tA -c "LOAD 'minhash'" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $(echo "${inner//q.sig/(SELECT sig FROM queries WHERE qid = 1)}")" |
         sed -n 's/.*depth \([0-9a-z]*\),.*/\1/p' | head -n 1)
     q -c "DROP TABLE fr_$key" >/dev/null
     echo "${score%%|*} $cpu ${depth:--}"

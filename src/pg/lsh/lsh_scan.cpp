@@ -212,6 +212,8 @@ lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint3
 		int			n;
 		bool		more;
 
+		if (blkno >= so->nblocks)
+			so->nblocks = RelationGetNumberOfBlocks(index);	/* split since the scan began */
 		if (blkno >= so->nblocks || ++visited > so->nblocks)
 			lsh_corrupted(index, "leaf chain leaves the index or loops", blkno);
 		buf = ReadBuffer(index, blkno);
