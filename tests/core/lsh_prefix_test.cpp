@@ -42,14 +42,14 @@ TEST(LshPrefix, LayoutOfTheDefaultIndexes) {
 // Agreeing on the first m values puts both keys in the same depth-m range,
 // and the band number keeps bands apart.
 TEST(LshPrefix, PrefixRangesHoldAgreeingBands) {
-    std::mt19937 rng(42);
+    std::mt19937 rng(42u);
     for (const auto &br : {std::pair{30, 4}, std::pair{12, 10}, std::pair{7, 3}, std::pair{1, 40}}) {
         const PrefixLayout l = prefix_layout(br.first, br.second);
         for (int trial = 0; trial < 2000; ++trial) {
             std::vector<uint32_t> x(br.second), y(br.second);
-            for (auto &v : x) v = rng();
+            for (auto &v : x) v = static_cast<uint32_t>(rng());
             const int m = 1 + static_cast<int>(rng() % br.second);
-            for (int j = 0; j < br.second; ++j) y[j] = j < m ? x[j] : rng();
+            for (int j = 0; j < br.second; ++j) y[j] = j < m ? x[j] : static_cast<uint32_t>(rng());
             const int band = static_cast<int>(rng() % br.first);
             const uint32_t kx = prefix_band_key(l, x.data(), band);
             const uint32_t ky = prefix_band_key(l, y.data(), band);
@@ -59,10 +59,12 @@ TEST(LshPrefix, PrefixRangesHoldAgreeingBands) {
             ASSERT_GE(hi, kx);
             ASSERT_LE(lo, ky);
             ASSERT_GE(hi, ky);
-            if (l.band_bits > 0)
+            if (l.band_bits > 0) {
                 ASSERT_EQ(kx >> (32 - l.band_bits), static_cast<uint32_t>(band));
-            if (m == br.second)
+            }
+            if (m == br.second) {
                 ASSERT_EQ(kx, ky);
+            }
         }
     }
 }
@@ -73,11 +75,12 @@ TEST(LshPrefix, DepthOneFalseMatchRate) {
     std::mt19937 rng(7);
     const int n = 200000;
     int hits = 0;
-    uint32_t q[4] = {rng(), rng(), rng(), rng()};
+    auto next = [&rng]() { return static_cast<uint32_t>(rng()); };
+    uint32_t q[4] = {next(), next(), next(), next()};
     uint32_t lo, hi;
     prefix_range(l, prefix_band_key(l, q, 3), 1, &lo, &hi);
     for (int i = 0; i < n; ++i) {
-        uint32_t v[4] = {rng(), rng(), rng(), rng()};
+        uint32_t v[4] = {next(), next(), next(), next()};
         const uint32_t k = prefix_band_key(l, v, 3);
         hits += k >= lo && k <= hi;
     }
