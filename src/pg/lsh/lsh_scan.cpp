@@ -243,6 +243,28 @@ lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint3
 				}
 			}
 		}
+		else if (lo == hi)
+		{
+			/* whole bands (the design depth): as 1.0 did, equality on the 3 stored bytes */
+			if (lo - opaque->low <= LSH_NARROW_RANGE)
+			{
+				uint32		off = lo - opaque->low;
+				const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
+
+				for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
+				{
+#ifndef WORDS_BIGENDIAN
+					uint32		w;
+
+					memcpy(&w, p, sizeof(w));
+					if ((w & 0xFFFFFF) == off)
+#else
+					if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
+#endif
+						lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
+				}
+			}
+		}
 		else if (hi >= opaque->low && (lo <= opaque->low || lo - opaque->low <= LSH_NARROW_RANGE))
 		{
 			/* compare the 3 stored bytes of key - low with the range's offsets */
