@@ -8,7 +8,8 @@
  * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit hash of
  * the band. See docs/lsh.md for the user-facing side.
  *
- * On-disk layout (version 1). Every page has the standard page header and a
+ * On-disk layout (version 2; version 1 differs only in the band key and
+ * lacks the per-depth statistics of the metapage). Every page has the standard page header and a
  * 24-byte special space (LshPageOpaqueData) whose page_id marks lsh pages and
  * whose flags give the page type.
  *
@@ -31,9 +32,13 @@
  *      has a free slot (flag LSH_IN_FREELIST), maintained atomically with the
  *      metapage in one WAL record.
  *
- *  band tree: the band entries {uint32 key; uint32 rowid}, where key folds
- *      band_hash(band values, band number) to 32 bits, in a B+-tree keyed by
- *      key. Keys are uniform hashes, so the tree is balanced by construction
+ *  band tree: the band entries {uint32 key; uint32 rowid} in a B+-tree keyed
+ *      by key. Version 2: key = [band number][bits of value 1][bits of value
+ *      2]... (core/lsh_prefix.h), so the rows agreeing with a query on the
+ *      first m values of a band are one key range (a probe at depth m);
+ *      version 1 folded band_hash(band values, band number) to 32 bits (whole
+ *      bands only). Keys are uniform within each band's range, so the tree is
+ *      balanced by construction
  *      and its fan-out is ~1000: a lookup reads root..leaf, i.e. height pages
  *      (2 up to ~900k entries, 3 up to ~10^9, 4 beyond anything 32-bit row
  *      ids can address) -- constant in practice. A hash directory with
