@@ -8,7 +8,7 @@
 # Builds v1.0 (git tag) from git history in a scratch directory, installs
 # each library in turn into PG_CONFIG's installation (restarting a scratch
 # cluster) and, per round and library: CREATE INDEX (maintenance_work_mem
-# 1GB, \timing), pg_relation_size, and for 2000 `%` queries at threshold 0.5
+# 1GB: \timing and the backend's CPU time), pg_relation_size, and for 2000 `%` queries at threshold 0.5
 # run in a PL/pgSQL loop (after 100 of warm-up): the median time of one query
 # inside the backend (clock_timestamp; a 0.1 ms query is rarely preempted, so
 # the median is its CPU time even on a loaded machine) and the backend's mean
@@ -65,8 +65,13 @@ load v11
 measure() {  # label (PGDATABASE is set)
     local ms size cpu
     psql -X -q -c "DROP INDEX IF EXISTS d_lsh" >/dev/null
-    ms=$(psql -X -q -c '\timing on' -c "SET maintenance_work_mem = '1GB'" \
-        -c "CREATE INDEX d_lsh ON d USING lsh (sig) WITH (threshold = 0.5)" | awk '/^Time: / { t = $2 } END { print t }')
+    # wall time (\timing) and the backend's CPU time (schedstat) of the build
+    ms=$(psql -X -q -tA -c "SELECT pg_read_file('/proc/self/schedstat')" -c '\timing on' \
+        -c "SET maintenance_work_mem = '1GB'" \
+        -c "CREATE INDEX d_lsh ON d USING lsh (sig) WITH (threshold = 0.5)" -c '\timing off' \
+        -c "SELECT pg_read_file('/proc/self/schedstat')" |
+        awk '/^Time: / { t = $2 } /^[0-9]+ [0-9]+ [0-9]+$/ { n++; c[n] = $1 }
+             END { printf "%s build_cpu_ms=%.0f", t, (c[n] - c[1]) / 1e6 }')
     size=$(psql -X -qtA -c "SELECT pg_relation_size('d_lsh')")
     cpu=$(psql -X -qtA -v ON_ERROR_STOP=1 <<'SQL'
 SET enable_seqscan = off;

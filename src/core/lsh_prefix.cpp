@@ -3,6 +3,10 @@
 
 #include <cmath>
 
+// XXH3 inlined (xxhash.h's own single-header mode): a band key hashes each of
+// its r values separately, 4 bytes at a time, where a call into the shared
+// library would cost more than the hash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace minhash {
