@@ -77,7 +77,8 @@ typedef struct LshScanOpaqueData
 	/* probing */
 	LshIndexParams params;
 	uint32	   *keys;			/* the probe's band keys */
-	BlockNumber nblocks;		/* bound of leaf walks */
+	LshWalk		walk;			/* checked reads: one block count for every band and candidate */
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 	bool		iterative;		/* ORDER BY alone: widen stage by stage */
 	bool		want_bitmap;	/* amgetbitmap: everything at once */
 	int			depth;			/* depth of the last stage probed */
@@ -145,7 +146,7 @@ lshendscan(IndexScanDesc scan)
 
 /* Does the stored signature pass every % qual? If so, keep it with its distances. */
 static void
-lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
+lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, BlockNumber blkno)
 {
 	const uint32 *values = LshSlotValues(slot);
 	LshResult  *r;
@@ -156,6 +157,13 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
 			return;
 	}
+	/*
+	 * A result goes to the executor's heap fetch: it must name a block of the
+	 * table. (A bitmap scan has no heap relation here; the bitmap heap scan
+	 * itself ignores blocks past the table's end.)
+	 */
+	if (scan->heapRelation != NULL)
+		lsh_check_heap_tid(scan->indexRelation, scan->heapRelation, &so->heap_nblocks, &slot->tid, blkno);
 	if (so->nresults == so->cap)
 	{
 		so->cap = so->cap ? so->cap * 2 : 256;
@@ -194,33 +202,34 @@ lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
 /*
  * Collect the row ids of entries with keys in [lo, hi], starting at the
  * leftmost leaf that may hold lo and following right links while a leaf's
- * high key is within the range (runs of equal keys may span leaves). The walk
- * is bounded by the index's size: more leaves than blocks means a cycle.
+ * high key is within the range (runs of equal keys may span leaves). Pages
+ * are read through the scan's checked walk: bounded, type-checked.
  */
 static void
 lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
 			uint32 **ids, int *nids, int *capids)
 {
-	BlockNumber blkno = lsh_find_leaf(index, meta, lo, true);
-	BlockNumber visited = 0;
+	LshWalk    *w = &so->walk;
+	bool		has_low;
+	uint32		low;
+	BlockNumber blkno = lsh_find_leaf_low(index, meta, lo, true, &has_low, &low);
+	BlockNumber first = blkno;
 
+	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
+	lsh_walk_chain(w);
+	lsh_walk_expect_low(w, has_low, low);
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf;
 		Page		page;
-		LshPageOpaque opaque;
+		Buffer		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+										InvalidBlockNumber, &page);
+		LshPageOpaque opaque = LshPageGetOpaque(page);
 		int			n;
 		bool		more;
 
-		if (blkno >= so->nblocks)
-			so->nblocks = RelationGetNumberOfBlocks(index);	/* split since the scan began */
-		if (blkno >= so->nblocks || ++visited > so->nblocks)
-			lsh_corrupted(index, "leaf chain leaves the index or loops", blkno);
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
-		opaque = LshPageGetOpaque(page);
+		if (blkno == first)
+			lsh_check_key_in_leaf(index, page, blkno, lo);
+
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
 		{
@@ -287,43 +296,40 @@ lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint3
 			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= hi;
-		blkno = more ? opaque->next : InvalidBlockNumber;
+		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
-lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
+lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
 		   const uint32 *ids, int nids)
 {
+	LshWalk    *w = &so->walk;
 	int			i = 0;
 
 	while (i < nids)
 	{
 		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
-		Buffer		buf;
 		Page		page;
-		bool		isdata;
+		Buffer		buf;
 
-		if (blkno >= so->nblocks)
-			so->nblocks = RelationGetNumberOfBlocks(index);		/* grown since the scan began */
-		if (blkno >= so->nblocks)
-			lsh_corrupted(index, "band entry names a block beyond the end of the index", blkno);
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		isdata = LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA;
+		/* entries name allocated slots: anything but a sound data page is damage */
+		lsh_walk_chain(w);
+		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
+							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
-			const LshSlotHeader *slot;
+			const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]),
+													params->num_perm);
+			const char *problem = lsh_slot_problem(slot);
 
-			if (!isdata)
-				continue;		/* cannot happen: entries name allocated slots */
-			slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]), params->num_perm);
+			if (problem != NULL)
+				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
-				lsh_consider(so, slot);
+				lsh_consider(scan, so, slot, blkno);
 		}
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
@@ -342,7 +348,8 @@ lsh_budget_left(const LshScanOpaque so)
  * verified in this scan. The walk reads each block once, in order.
  */
 static void
-lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params, bool bounded)
+lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
+			   bool bounded)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	int			seenpos = 0;
@@ -351,25 +358,33 @@ lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params, b
 	{
 		Buffer		buf;
 		Page		page;
+		const char *problem;
 
 		if (bounded && !lsh_budget_left(so))
 			break;
 		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		/* all-zero pages are left by a crash during extension; any other must be sound */
+		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, params);
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
+		if (!PageIsNew(page) && LshPageType(page) == LSH_PAGE_DATA)
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
 				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
 				uint32		rowid = (uint32) ((uint64) blkno * params->slots_per_page + s);
 
+				problem = lsh_slot_problem(slot);
+				if (problem != NULL)
+					lsh_corrupted(index, problem, blkno);
 				while (seenpos < so->nseen && so->seen[seenpos] < rowid)
 					seenpos++;
 				if (seenpos < so->nseen && so->seen[seenpos] == rowid)
 					continue;
 				if (slot->state == LSH_SLOT_LIVE)
-					lsh_consider(so, slot);
+					lsh_consider(scan, so, slot, blkno);
 			}
 		}
 		UnlockReleaseBuffer(buf);
@@ -434,7 +449,7 @@ lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold
  * remember is set, so->seen keeps the verified ones for later stages).
  */
 static void
-lsh_probe_stage(Relation index, LshScanOpaque so, int m, bool remember)
+lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, bool remember)
 {
 	const LshIndexParams *params = &so->params;
 	LshMetaPage meta;
@@ -495,7 +510,7 @@ lsh_probe_stage(Relation index, LshScanOpaque so, int m, bool remember)
 		nuniq = nnew;
 	}
 	so->counters.candidates += nuniq;
-	lsh_verify(index, so, params, ids, nuniq);
+	lsh_verify(scan, index, so, params, ids, nuniq);
 
 	if (remember && nuniq > 0)
 	{
@@ -537,7 +552,7 @@ lsh_widen(IndexScanDesc scan)
 		/* the next shorter prefix that is encoded differently */
 		int			m = eff - 1;
 
-		lsh_probe_stage(index, so, m, true);
+		lsh_probe_stage(scan, index, so, m, true);
 		so->bound = 1.0 - minhash::depth_complete_similarity(m, params->bands, lsh_recall);
 	}
 	else
@@ -545,7 +560,7 @@ lsh_widen(IndexScanDesc scan)
 		/* past depth 1 of every band: whatever remains, bounded */
 		so->depth = 0;
 		so->counters.depth = 0;
-		lsh_verify_all(index, so, params, true);
+		lsh_verify_all(scan, index, so, params, true);
 		so->exhausted = true;
 	}
 	lsh_sort_pending(so);
@@ -597,7 +612,7 @@ lsh_search(IndexScanDesc scan)
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	lsh_meta_params(meta, params);
 	UnlockReleaseBuffer(metabuf);
-	so->nblocks = RelationGetNumberOfBlocks(index);
+	lsh_walk_init(&so->walk, index, NULL);
 	if (params->num_perm == 0)
 		goto done;				/* nothing was ever inserted */
 	so->num_perm = params->num_perm;
@@ -618,7 +633,7 @@ lsh_search(IndexScanDesc scan)
 	{
 		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
 		so->counters.depth = 0;
-		lsh_verify_all(index, so, params, false);
+		lsh_verify_all(scan, index, so, params, false);
 		goto sort;
 	}
 	so->keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
@@ -637,7 +652,7 @@ lsh_search(IndexScanDesc scan)
 		lsh_min_candidates == 0;
 	if (so->iterative && !so->want_bitmap)
 	{
-		lsh_probe_stage(index, so, params->rows, true);
+		lsh_probe_stage(scan, index, so, params->rows, true);
 		so->bound = 1.0 - minhash::depth_complete_similarity(
 			minhash::prefix_effective_depth(params->layout, params->rows), params->bands, lsh_recall);
 		so->exhausted = false;
@@ -645,14 +660,14 @@ lsh_search(IndexScanDesc scan)
 	}
 	so->iterative = false;
 
-	lsh_probe_stage(index, so, so->nquals > 0 ? lsh_probe_depth(params, so->threshold) : params->rows,
+	lsh_probe_stage(scan, index, so, so->nquals > 0 ? lsh_probe_depth(params, so->threshold) : params->rows,
 					false);
 	if (so->nresults < lsh_min_candidates)
 	{
 		so->nresults = 0;
 		so->depth = 0;
 		so->counters.depth = 0;
-		lsh_verify_all(index, so, params, false);
+		lsh_verify_all(scan, index, so, params, false);
 	}
 
 sort:
