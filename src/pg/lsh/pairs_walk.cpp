@@ -316,7 +316,21 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 	 * candidate). Otherwise the pair is verified in the group of that first
 	 * band only, so once.
 	 */
-	if (f < 0 || ((band_key(&run->params, sa, f) ^ w->group.key) & run->key_mask) != 0)
+	if (f < 0)
+		return -1;
+	if (run->params.version != LSH_VERSION_EXACT)
+	{
+		/*
+		 * Version 2 keys carry the band number in their top bits: both rows'
+		 * keys of band f agree under the mask, so they meet in exactly one
+		 * group of band f, and this is it when the group is of band f.
+		 */
+		int			bb = run->params.layout.band_bits;
+
+		if ((bb == 0 ? 0 : (int) (w->group.key >> (32 - bb))) != f)
+			return -1;
+	}
+	else if (band_key(&run->params, sa, f) != w->group.key)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
