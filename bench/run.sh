@@ -126,6 +126,7 @@ section_index
 section_queries
 section_allpairs
 section_targets
+section_forest
 [ "$profile" = 1 ] && section_profile
 [ "$plots" = 1 ] && section_plots
 

@@ -75,9 +75,10 @@ EXPLAIN (COSTS OFF) SELECT id FROM lsh_planted WHERE sig % (SELECT sig FROM lsh_
 EXPLAIN (COSTS OFF) SELECT id FROM lsh_planted ORDER BY sig <%> (SELECT sig FROM lsh_planted WHERE id = 500) LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM lsh_planted ORDER BY sig <%> (SELECT sig FROM lsh_planted WHERE id = 500);
 
--- ORDER BY <%> LIMIT returns rows that share a band with the query: here 9
--- of 10 (one variant, at Jaccard 0.43, shares none). minhash.lsh_min_candidates
--- widens such a scan to every stored signature: the exact top 10.
+-- ORDER BY <%> LIMIT widens depth by depth until it has the rows: all 10,
+-- including the variant at Jaccard 0.43 that shares no whole band with the
+-- query (1.0 returned 9 here). minhash.lsh_min_candidates still widens a
+-- scan to every stored signature: the exact top 10.
 SELECT id FROM lsh_planted ORDER BY sig <%> (SELECT sig FROM lsh_planted WHERE id = 500) LIMIT 10;
 SET minhash.lsh_min_candidates = 10;
 EXPLAIN (COSTS OFF) SELECT id FROM lsh_planted ORDER BY sig <%> (SELECT sig FROM lsh_planted WHERE id = 500) LIMIT 10;

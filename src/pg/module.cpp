@@ -19,6 +19,7 @@ _PG_init(void)
 
 	/* the lsh index access method: its GUCs and reloptions */
 	lsh_init();
+	lsh_explain_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");

@@ -22,9 +22,21 @@ CREATE FUNCTION minhash_ne(minhash, minhash) RETURNS boolean
     AS 'MODULE_PATHNAME', 'minhash_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_ne(minhash, minhash) IS 'signatures are not equal';
 
+-- Selectivity of %: from the build statistics of an lsh index on the column
+-- or expression (docs/lsh.md, "Cost estimate"), else 1/ndistinct.
+CREATE FUNCTION minhash_similar_sel(internal, oid, internal, integer) RETURNS float8
+    AS 'MODULE_PATHNAME', 'minhash_similar_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_similar_sel(internal, oid, internal, integer) IS
+    'restriction selectivity of %';
+
+CREATE FUNCTION minhash_similar_joinsel(internal, oid, internal, smallint, internal) RETURNS float8
+    AS 'MODULE_PATHNAME', 'minhash_similar_joinsel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_similar_joinsel(internal, oid, internal, smallint, internal) IS
+    'join selectivity of %';
+
 CREATE OPERATOR % (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_similar,
-    COMMUTATOR = %, RESTRICT = matchingsel, JOIN = matchingjoinsel
+    COMMUTATOR = %, RESTRICT = minhash_similar_sel, JOIN = minhash_similar_joinsel
 );
 COMMENT ON OPERATOR % (minhash, minhash) IS
     'estimated Jaccard similarity at least minhash.similarity_threshold';

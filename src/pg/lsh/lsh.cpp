@@ -23,6 +23,20 @@ PG_FUNCTION_INFO_V1(lsh_handler);
  */
 int			lsh_min_candidates = 0;
 
+/*
+ * minhash.lsh_recall: the probability with which a % scan at threshold t
+ * finds a pair of similarity t + 0.1 (it chooses the probe depth from it), and
+ * with which an ORDER BY scan has found the rows it returns before widening.
+ * Lower is faster, higher finds more (the style of hnsw.ef_search).
+ */
+double		lsh_recall = 0.98;
+
+/*
+ * minhash.lsh_max_scan_tuples: the signatures an ORDER BY scan verifies before
+ * it stops widening (as pgvector's hnsw.max_scan_tuples); -1: no bound.
+ */
+int			lsh_max_scan_tuples = 20000;
+
 static relopt_kind lsh_relopt_kind;
 
 void
@@ -53,6 +67,20 @@ lsh_init(void)
 							"0 never widens the search. The widened scan is exact and reads only the index.",
 							&lsh_min_candidates,
 							0, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomRealVariable("minhash.lsh_recall",
+							 "Probability with which an lsh scan finds a row 0.1 above the similarity threshold.",
+							 "Chooses how deep a % scan probes the bands, and how far ORDER BY <%> widens before returning rows. Lower is faster.",
+							 &lsh_recall,
+							 0.98, 0.5, 0.9999,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("minhash.lsh_max_scan_tuples",
+							"Signatures an lsh ORDER BY scan verifies before it stops widening.",
+							"-1 means no bound. At the bound the scan returns the rows verified so far, closest first.",
+							&lsh_max_scan_tuples,
+							20000, -1, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 }

@@ -8,7 +8,8 @@
  * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit hash of
  * the band. See docs/lsh.md for the user-facing side.
  *
- * On-disk layout (version 1). Every page has the standard page header and a
+ * On-disk layout (version 2; version 1 differs only in the band key and
+ * lacks the per-depth statistics of the metapage). Every page has the standard page header and a
  * 24-byte special space (LshPageOpaqueData) whose page_id marks lsh pages and
  * whose flags give the page type.
  *
@@ -31,9 +32,13 @@
  *      has a free slot (flag LSH_IN_FREELIST), maintained atomically with the
  *      metapage in one WAL record.
  *
- *  band tree: the band entries {uint32 key; uint32 rowid}, where key folds
- *      band_hash(band values, band number) to 32 bits, in a B+-tree keyed by
- *      key. Keys are uniform hashes, so the tree is balanced by construction
+ *  band tree: the band entries {uint32 key; uint32 rowid} in a B+-tree keyed
+ *      by key. Version 2: key = [band number][bits of value 1][bits of value
+ *      2]... (core/lsh_prefix.h), so the rows agreeing with a query on the
+ *      first m values of a band are one key range (a probe at depth m);
+ *      version 1 folded band_hash(band values, band number) to 32 bits (whole
+ *      bands only). Keys are uniform within each band's range, so the tree is
+ *      balanced by construction
  *      and its fan-out is ~1000: a lookup reads root..leaf, i.e. height pages
  *      (2 up to ~900k entries, 3 up to ~10^9, 4 beyond anything 32-bit row
  *      ids can address) -- constant in practice. A hash directory with
@@ -76,6 +81,7 @@
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
 
+#include "core/lsh_prefix.h"
 #include "core/lsh_layout.h"
 #include "pg/minhash.h"
 
@@ -89,7 +95,15 @@ extern "C" {
 }
 
 #define LSH_MAGIC			0x4C534831	/* "LSH1" */
-#define LSH_VERSION			1
+/*
+ * On-disk versions. 1 (minhash 1.0): band key = XXH3 of the band folded to 32
+ * bits, exact band match only. 2 (1.1): prefix-preserving band keys (see
+ * core/lsh_prefix.h) and per-depth build statistics; probes at any depth.
+ * Both are read and written; a version-1 index keeps 1.0's capabilities until
+ * REINDEX.
+ */
+#define LSH_VERSION			2
+#define LSH_VERSION_EXACT	1
 #define LSH_PAGE_ID			0xFF8C		/* opaque.page_id of every lsh page */
 #define LSH_METAPAGE_BLKNO	0
 
@@ -131,6 +145,8 @@ extern "C" {
 #define LSH_PHASE_SCAN		2
 #define LSH_PHASE_SORT		3
 #define LSH_PHASE_LOAD		4
+
+#define LSH_PREFIX_STATS	32
 
 typedef struct LshPageOpaqueData
 {
@@ -176,9 +192,23 @@ typedef struct LshMetaPageData
 	float8		opt_fn_weight;
 	int32		opt_bands;		/* 0 if not given */
 	int32		opt_rows;
+	/*
+	 * Version 2 only: sum over distinct key prefixes of depth m (m = 1..32,
+	 * element m - 1) of (entries with that prefix)^2, from the last build, as
+	 * build_sumsq is for whole keys.
+	 */
+	uint64		build_prefix_sumsq[LSH_PREFIX_STATS];
 } LshMetaPageData;
 
 typedef LshMetaPageData *LshMetaPage;
+
+/* a version-1 metapage ends before the per-depth statistics */
+#define LSH_META_SIZE_V1	offsetof(LshMetaPageData, build_prefix_sumsq)
+static inline Size
+lsh_meta_size(uint32 version)
+{
+	return version == LSH_VERSION_EXACT ? LSH_META_SIZE_V1 : sizeof(LshMetaPageData);
+}
 
 /* A band entry; also the layout of an internal entry (key, child block) */
 typedef struct LshEntry
@@ -315,10 +345,34 @@ typedef struct LshIndexParams
 	int			bands;
 	int			rows;
 	int			slots_per_page;
+	uint32		version;		/* on-disk version: LSH_VERSION_EXACT or LSH_VERSION */
+	minhash::PrefixLayout layout;	/* version 2: the band key layout */
 } LshIndexParams;
+
+/*
+ * What one scan did, for EXPLAIN ANALYZE (lsh_explain.cpp): band probes
+ * (bands x stages), the shallowest depth probed (0: every stored signature
+ * was verified), distinct candidates found by the probes, signatures
+ * verified, rows returned.
+ */
+typedef struct LshScanCounters
+{
+	uint64		scans;
+	uint64		bands_probed;
+	int			depth;
+	uint64		candidates;
+	uint64		verified;
+	uint64		returned;
+} LshScanCounters;
+
+/* lsh_explain.cpp */
+void		lsh_explain_init(void);
+void		lsh_counters_report(Relation index, const LshScanCounters *c, uint64 returned);
 
 /* lsh.cpp */
 extern int	lsh_min_candidates;
+extern double lsh_recall;
+extern int	lsh_max_scan_tuples;
 void		lsh_init(void);
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
@@ -346,6 +400,7 @@ int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
 int			lsh_uint32_cmp(const void *a, const void *b);
+void		lsh_notice_format1(Relation index);
 
 /*
  * lsh_access.cpp: checked page access. A walk remembers the index's block
@@ -394,6 +449,10 @@ bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_ti
 void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
 
 /* lsh_scan.cpp */
+/* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold */
+double		lsh_similar_restriction_sel(struct PlannerInfo *root, List *args, int varRelid, double threshold);
+int			lsh_probe_depth(const LshIndexParams *params, double threshold);
+double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
 IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);
 void		lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 bool		lshgettuple(IndexScanDesc scan, ScanDirection dir);

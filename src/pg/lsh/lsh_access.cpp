@@ -287,18 +287,21 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	problem = lsh_page_problem(page, LSH_PAGE_META, -1, NULL);
 	if (problem != NULL)
 		lsh_corrupted(index, problem, LSH_METAPAGE_BLKNO);
-	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + sizeof(LshMetaPageData) - (char *) page)
+	/* the version-1 fields first: magic and version decide how long the rest is */
+	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + LSH_META_SIZE_V1 - (char *) page)
 		lsh_corrupted(index, "metapage with invalid pd_lower", LSH_METAPAGE_BLKNO);
 	*meta = LshPageGetMeta(page);
 	m = *meta;
 	if (m->magic != LSH_MAGIC)
 		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
-	if (m->version != LSH_VERSION)
+	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
-						RelationGetRelationName(index), m->version, LSH_VERSION),
+				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads versions %d and %d",
+						RelationGetRelationName(index), m->version, LSH_VERSION_EXACT, LSH_VERSION),
 				 errhint("REINDEX the index.")));
+	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)
+		lsh_corrupted(index, "metapage with invalid pd_lower", LSH_METAPAGE_BLKNO);
 	/* num_perm = 0: no signature seen yet, and nothing else is in use */
 	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
 		(m->num_perm != 0 &&

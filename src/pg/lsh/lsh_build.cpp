@@ -229,6 +229,18 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	bool		isnull;
 	uint32		run_key = 0;
 	uint64		run = 0;
+	/* runs of equal key prefixes of each depth (version 2), for the cost estimate */
+	int			ndepths = Min(st->params.layout.encoded, LSH_PREFIX_STATS);
+	uint32		prefix_mask[LSH_PREFIX_STATS];
+	uint64		prefix_run[LSH_PREFIX_STATS];
+
+	for (int m = 0; m < ndepths; m++)
+	{
+		int			bits = st->params.layout.prefix_bits[m + 1];
+
+		prefix_mask[m] = bits >= 32 ? 0xFFFFFFFF : ~(0xFFFFFFFFu >> bits);
+		prefix_run[m] = 0;
+	}
 
 	lb.st = st;
 	lb.leaves = leaves;
@@ -248,9 +260,17 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 		{
 			st->meta.build_sumsq += run * run;
 			run = 0;
+			/* a prefix run ends where a longer one ends, and maybe earlier */
+			for (int m = ndepths - 1; m >= 0 && ((key ^ run_key) & prefix_mask[m]) != 0; m--)
+			{
+				st->meta.build_prefix_sumsq[m] += prefix_run[m] * prefix_run[m];
+				prefix_run[m] = 0;
+			}
 		}
 		run_key = key;
 		run++;
+		for (int m = 0; m < ndepths; m++)
+			prefix_run[m]++;
 
 		lb.pending[lb.npending].key = key;
 		lb.pending[lb.npending].value = (uint32) k;
@@ -262,6 +282,8 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 	}
 	st->meta.build_sumsq += run * run;
+	for (int m = 0; m < ndepths; m++)
+		st->meta.build_prefix_sumsq[m] += prefix_run[m] * prefix_run[m];
 	st->meta.build_entries = done;
 
 	/* the rest: the rightmost leaf, after wide ones if it cannot be narrow */

@@ -190,8 +190,9 @@ check_meta(LshChecker *c)
 
 	if (m->magic != LSH_MAGIC)
 		problem(c, "metapage: bad magic number %08x", m->magic), ok = false;
-	if (m->version != LSH_VERSION)
-		problem(c, "metapage: version %u, expected %d", m->version, LSH_VERSION), ok = false;
+	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
+		problem(c, "metapage: version %u, expected %d or %d", m->version, LSH_VERSION_EXACT,
+				LSH_VERSION), ok = false;
 	if (!ok)
 		return false;
 	if (m->num_perm == 0)

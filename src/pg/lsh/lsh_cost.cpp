@@ -6,7 +6,11 @@
  * in backend memory; the leaf is a random read whose entries are compared),
  * then one random read of a data page per candidate plus the comparison of k
  * values. The number of candidates comes from the key multiplicity measured
- * at build (see LshMetaPageData.build_sumsq). The selectivity handed back is
+ * at build (see LshMetaPageData.build_sumsq), at the probe depth the scan
+ * will use at the query's threshold (lsh_probe_depth; build_prefix_sumsq for
+ * prefixes): an index built for a higher threshold must probe shorter
+ * prefixes at a low one, and pays for the candidates they bring. The
+ * selectivity handed back is
  * that of the % quals, capped by the candidates -- and 1 for ORDER BY alone,
  * so that without a LIMIT the planner prices fetching every row and prefers a
  * sequential scan plus sort, which (unlike the index) returns every row.
@@ -40,6 +44,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	int			num_perm = 128;
 	int			spp = lsh_slots_per_page(128);
 	double		dup = 2.0;		/* entries sharing a probed key, without build statistics */
+	double		leaves_per_probe = 1.0;
+	int			depth = 0;
 	double		ntuples = Max(info->tuples, 1.0);
 	double		spc_random;
 	double		spc_seq;
@@ -82,6 +88,26 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			height = meta->height;
 		if (meta->build_entries > 0)
 			dup = Max(1.0, (double) meta->build_sumsq / meta->build_entries);
+		if (meta->num_perm > 0 && path->indexclauses != NIL)
+		{
+			LshIndexParams params;
+
+			/* the depth a % scan at the current threshold will probe */
+			lsh_meta_params(meta, &params);
+			depth = lsh_probe_depth(&params, minhash_similarity_threshold);
+			if (params.version != LSH_VERSION_EXACT && depth < params.rows)
+			{
+				int			eff = minhash::prefix_effective_depth(params.layout, depth);
+				double		per_band = (double) meta->build_entries / Max(params.bands, 1);
+				int			bits = params.layout.prefix_bits[eff] - params.layout.band_bits;
+
+				if (eff <= LSH_PREFIX_STATS && meta->build_prefix_sumsq[eff - 1] > 0)
+					dup = Max(1.0, (double) meta->build_prefix_sumsq[eff - 1] / meta->build_entries);
+				else
+					dup = Max(dup, 1.0 + per_band * ldexp(1.0, -bits));
+				leaves_per_probe = 1.0 + dup / (LSH_TREE_CAPACITY * LSH_BUILD_FILL);
+			}
+		}
 		UnlockReleaseBuffer(metabuf);
 		index_close(index, NoLock);
 	}
@@ -110,8 +136,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		matches = cand;
 
 	/* descents: leaves read at random, internal levels from the backend's copy */
-	cost = bands * (spc_random + (height - 1) * cpu_operator_cost);
-	cost += bands * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
+	cost = bands * (leaves_per_probe * spc_random + (height - 1) * cpu_operator_cost);
+	cost += bands * leaves_per_probe * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
 	/* verification */
 	data_pages = Min(cand, ceil(ntuples / spp));
 	cost += data_pages * spc_random;

@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/rel.h"
 }
 
@@ -87,6 +88,11 @@ lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
 	params->bands = meta->bands;
 	params->rows = meta->rows;
 	params->slots_per_page = meta->slots_per_page;
+	params->version = meta->version;
+	if (meta->num_perm > 0)
+		params->layout = minhash::prefix_layout(meta->bands, meta->rows);
+	else
+		memset(&params->layout, 0, sizeof(params->layout));
 }
 
 /*
@@ -155,14 +161,27 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 }
 
 /*
- * The 32-bit key of each band: the band hash (seeded with the band number, so
- * equal values in different bands do not meet) folded to 32 bits. Two rows
- * sharing a band share its key; unrelated bands collide with probability
- * 2^-32, and such a false candidate is discarded by verification.
+ * The 32-bit key of each band.
+ *
+ * Version 2: the prefix-preserving key (core/lsh_prefix.h): band number in the
+ * top bits, then a few bits of each of the band's values in order, so that
+ * rows agreeing with a query on the first m values of a band lie in one key
+ * range. Rows sharing a band share its key; unrelated bands collide with
+ * probability 2^-(32 - band bits), and such a false candidate is discarded by
+ * verification.
+ *
+ * Version 1 (minhash 1.0): the band hash (seeded with the band number, so
+ * equal values in different bands do not meet) folded to 32 bits.
  */
 void
 lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys)
 {
+	if (params->version != LSH_VERSION_EXACT)
+	{
+		for (int b = 0; b < params->bands; b++)
+			keys[b] = minhash::prefix_band_key(params->layout, values + (Size) b * params->rows, b);
+		return;
+	}
 	for (int b = 0; b < params->bands; b++)
 	{
 		uint64		h = minhash::band_hash(values + (Size) b * params->rows, params->rows, b);
@@ -480,4 +499,31 @@ lsh_uint32_cmp(const void *a, const void *b)
 	uint32		y = *(const uint32 *) b;
 
 	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * A version-1 index (built by minhash 1.0) probes whole bands only. Say so,
+ * once per index per backend, when a scan or pairs run would have probed
+ * shorter prefixes: its recall below the design threshold, and ORDER BY
+ * ... LIMIT beyond the rows sharing a band, are 1.0's until REINDEX.
+ */
+void
+lsh_notice_format1(Relation index)
+{
+	static Oid	notified[16];
+	static int	nnotified = 0;
+
+	for (int i = 0; i < nnotified; i++)
+	{
+		if (notified[i] == RelationGetRelid(index))
+			return;
+	}
+	if (nnotified < (int) lengthof(notified))
+		notified[nnotified++] = RelationGetRelid(index);
+	ereport(NOTICE,
+			(errmsg("lsh index \"%s\" was built by minhash 1.0 and matches whole bands only",
+					RelationGetRelationName(index)),
+			 errdetail("Its recall below its design threshold, and ORDER BY <%%> LIMIT beyond the rows sharing a band, are those of 1.0."),
+			 errhint("REINDEX INDEX %s to probe band prefixes.",
+					 quote_identifier(RelationGetRelationName(index)))));
 }

@@ -10,9 +10,24 @@
  * need not recheck -- and sort the survivors by distance (ORDER BY) or by
  * heap TID (which helps the heap fetches).
  *
- * ORDER BY <%> returns only rows sharing a band with the query, closest
- * first: a LIMIT n may see fewer than n rows when fewer candidates exist.
- * minhash.lsh_min_candidates widens such a scan to every stored signature.
+ * Probe depth (version-2 indexes, LSH Forest). Band keys preserve prefixes
+ * (core/lsh_prefix.h), so the rows agreeing with the query on the first m
+ * values of a band are one key range. A % scan at threshold t probes every
+ * band at depth lsh_probe_depth(t): the deepest m whose S-curve
+ * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = t + 0.1. At the index's
+ * design threshold that is r (the whole band) for indexes built with the
+ * default weights; lower thresholds probe shorter prefixes.
+ *
+ * ORDER BY <%> without a % condition widens iteratively: all bands at depth
+ * r, then r - 1, ..., 1, then every signature not yet verified. After a stage
+ * at depth m it returns, closest first, the rows whose distance is below
+ * 1 - J_m, where J_m is the similarity a depth-m probe finds with
+ * probability minhash.lsh_recall; the rest wait for the next stage. Widening
+ * stops when minhash.lsh_max_scan_tuples signatures have been verified: the
+ * scan then returns every row verified so far, closest first, and ends.
+ * A version-1 index (built by minhash 1.0) probes whole bands only, as 1.0
+ * did; minhash.lsh_min_candidates widens a scan with fewer results to every
+ * stored signature.
  *
  * A NULL ORDER BY argument (e.g. a parameter of a generic plan) makes every
  * distance NULL, as <%> is strict: a sequential scan and sort returns every
@@ -60,7 +75,22 @@ typedef struct LshScanOpaqueData
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
 	double		threshold;		/* that of the qual whose bands are probed (quals[0]) */
+
+	/* probing */
+	LshIndexParams params;
+	uint32	   *keys;			/* the probe's band keys */
+	LshWalk		walk;			/* checked reads: one block count for every band and candidate */
 	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
+	bool		iterative;		/* ORDER BY alone: widen stage by stage */
+	bool		want_bitmap;	/* amgetbitmap: everything at once */
+	int			depth;			/* depth of the last stage probed */
+	bool		exhausted;		/* no stage left */
+	double		bound;			/* pending results up to this distance may be returned */
+	uint32	   *seen;			/* sorted row ids verified so far (iterative) */
+	int			nseen;
+	int			capseen;
+
+	LshScanCounters counters;
 } LshScanOpaqueData;
 
 typedef LshScanOpaqueData *LshScanOpaque;
@@ -91,11 +121,18 @@ lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 		memmove(scan->keyData, keys, sizeof(ScanKeyData) * scan->numberOfKeys);
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, sizeof(ScanKeyData) * scan->numberOfOrderBys);
+	lsh_counters_report(scan->indexRelation, &so->counters, so->next);
+	memset(&so->counters, 0, sizeof(so->counters));
 	MemoryContextReset(so->cxt);
 	so->searched = false;
 	so->results = NULL;
 	so->nresults = so->cap = so->next = 0;
 	so->dist = NULL;
+	so->keys = NULL;
+	so->seen = NULL;
+	so->nseen = so->capseen = 0;
+	so->depth = 0;
+	so->iterative = so->exhausted = false;
 }
 
 void
@@ -103,6 +140,7 @@ lshendscan(IndexScanDesc scan)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
 
+	lsh_counters_report(scan->indexRelation, &so->counters, so->next);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 	scan->opaque = NULL;
@@ -115,6 +153,7 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 	const uint32 *values = LshSlotValues(slot);
 	LshResult  *r;
 
+	so->counters.verified++;
 	for (int i = 0; i < so->nquals; i++)
 	{
 		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->thresholds[i])
@@ -163,16 +202,19 @@ lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
 }
 
 /*
- * Collect the row ids of entries with this key, starting at the leftmost leaf
- * that may hold it and following right links through a run of equal keys.
+ * Collect the row ids of entries with keys in [lo, hi], starting at the
+ * leftmost leaf that may hold lo and following right links while a leaf's
+ * high key is within the range (runs of equal keys may span leaves). Pages
+ * are read through the scan's checked walk: bounded, type-checked.
  */
 static void
-lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
+lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
 			uint32 **ids, int *nids, int *capids)
 {
+	LshWalk    *w = &so->walk;
 	bool		has_low;
 	uint32		low;
-	BlockNumber blkno = lsh_find_leaf_low(index, meta, key, true, &has_low, &low);
+	BlockNumber blkno = lsh_find_leaf_low(index, meta, lo, true, &has_low, &low);
 	BlockNumber first = blkno;
 
 	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
@@ -188,23 +230,57 @@ lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
 		bool		more;
 
 		if (blkno == first)
-			lsh_check_key_in_leaf(index, page, blkno, key);
+			lsh_check_key_in_leaf(index, page, blkno, lo);
 
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
 		{
 			const LshEntry *e = (const LshEntry *) ((char *) page + LSH_CONTENT_START);
 
-			for (int i = 0; i < n; i++)
+			if (lo == hi)
 			{
-				if (e[i].key == key)
-					lsh_collect_add(ids, nids, capids, e[i].value);
+				for (int i = 0; i < n; i++)
+				{
+					if (e[i].key == lo)
+						lsh_collect_add(ids, nids, capids, e[i].value);
+				}
+			}
+			else
+			{
+				for (int i = 0; i < n; i++)
+				{
+					if (e[i].key - lo <= hi - lo)
+						lsh_collect_add(ids, nids, capids, e[i].value);
+				}
 			}
 		}
-		else if (key - opaque->low <= LSH_NARROW_RANGE)
+		else if (lo == hi)
 		{
-			/* compare the 3 stored bytes of key - low */
-			uint32		off = key - opaque->low;
+			/* whole bands (the design depth): as 1.0 did, equality on the 3 stored bytes */
+			if (lo - opaque->low <= LSH_NARROW_RANGE)
+			{
+				uint32		off = lo - opaque->low;
+				const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
+
+				for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
+				{
+#ifndef WORDS_BIGENDIAN
+					uint32		w;
+
+					memcpy(&w, p, sizeof(w));
+					if ((w & 0xFFFFFF) == off)
+#else
+					if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
+#endif
+						lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
+				}
+			}
+		}
+		else if (hi >= opaque->low && (lo <= opaque->low || lo - opaque->low <= LSH_NARROW_RANGE))
+		{
+			/* compare the 3 stored bytes of key - low with the range's offsets */
+			uint32		off_lo = lo <= opaque->low ? 0 : lo - opaque->low;
+			uint32		off_span = Min(hi - opaque->low, (uint32) LSH_NARROW_RANGE) - off_lo;
 			const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
 
 			for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
@@ -214,14 +290,14 @@ lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
 
 				/* one 4-byte load: the 4th byte (the row id's first) is masked off */
 				memcpy(&w, p, sizeof(w));
-				if ((w & 0xFFFFFF) == off)
+				if ((w & 0xFFFFFF) - off_lo <= off_span)
 #else
-				if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
+				if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) - off_lo <= off_span)
 #endif
 					lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
 			}
 		}
-		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
+		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= hi;
 		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
 	}
@@ -229,9 +305,10 @@ lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
-lsh_verify(IndexScanDesc scan, Relation index, LshWalk *w, LshScanOpaque so,
-		   const LshIndexParams *params, const uint32 *ids, int nids)
+lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
+		   const uint32 *ids, int nids)
 {
+	LshWalk    *w = &so->walk;
 	int			i = 0;
 
 	while (i < nids)
@@ -261,18 +338,33 @@ lsh_verify(IndexScanDesc scan, Relation index, LshWalk *w, LshScanOpaque so,
 	}
 }
 
-/* Verify every stored signature: the widened, exact search. */
+static bool
+lsh_budget_left(const LshScanOpaque so)
+{
+	return lsh_max_scan_tuples < 0 || so->counters.verified < (uint64) lsh_max_scan_tuples;
+}
+
+/*
+ * Verify every stored signature, except the rows in so->seen (sorted); with
+ * bounded, stop once minhash.lsh_max_scan_tuples signatures have been
+ * verified in this scan. The walk reads each block once, in order.
+ */
 static void
-lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params)
+lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
+			   bool bounded)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	int			seenpos = 0;
 
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		const char *problem;
 
+		if (bounded && !lsh_budget_left(so))
+			break;
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* all-zero pages are left by a crash during extension; any other must be sound */
@@ -284,10 +376,15 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
 				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+				uint32		rowid = (uint32) ((uint64) blkno * params->slots_per_page + s);
 
 				problem = lsh_slot_problem(slot);
 				if (problem != NULL)
 					lsh_corrupted(index, problem, blkno);
+				while (seenpos < so->nseen && so->seen[seenpos] < rowid)
+					seenpos++;
+				if (seenpos < so->nseen && so->seen[seenpos] == rowid)
+					continue;
 				if (slot->state == LSH_SLOT_LIVE)
 					lsh_consider(scan, so, slot, blkno);
 			}
@@ -358,6 +455,161 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 	return true;
 }
 
+/* Sort the results not yet returned. */
+static void
+lsh_sort_pending(LshScanOpaque so)
+{
+	sort_so = so;
+	if (so->nresults > so->next)
+		qsort(so->results + so->next, so->nresults - so->next, sizeof(LshResult), lsh_result_cmp);
+}
+
+/*
+ * The probe depth of a % scan at this threshold: the deepest m whose S-curve
+ * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = threshold + 0.1 (so that
+ * pairs 0.1 above the threshold are found with at least that probability).
+ * r for a version-1 index, whose keys match whole bands only. Exposed for
+ * callers that probe at a threshold of their own (support functions, pairs).
+ */
+int
+lsh_probe_depth(const LshIndexParams *params, double threshold)
+{
+	if (params->version == LSH_VERSION_EXACT || params->bands < 1 || params->rows < 1)
+		return params->rows;
+	return minhash::probe_depth(threshold, 0.1, lsh_recall, params->bands, params->rows);
+}
+
+/* Probability that a probe at this depth finds a pair at threshold + 0.1. */
+double
+lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold)
+{
+	return minhash::prefix_hit_probability(Min(1.0, threshold + 0.1), depth, params->bands);
+}
+
+/*
+ * One stage: probe every band at depth m (all its values for a version-1
+ * index), then verify the rows found that were not verified before (when
+ * remember is set, so->seen keeps the verified ones for later stages).
+ */
+static void
+lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, bool remember)
+{
+	const LshIndexParams *params = &so->params;
+	LshMetaPage meta;
+	Buffer		metabuf;
+	int			capids = 1024;
+	uint32	   *ids = (uint32 *) palloc(sizeof(uint32) * capids);
+	int			nids = 0;
+	int			nuniq = 0;
+
+	so->depth = m;
+	so->counters.depth = minhash::prefix_effective_depth(params->layout, m);
+	if (params->version == LSH_VERSION_EXACT || m >= params->rows)
+		so->counters.depth = m;
+	/*
+	 * One band at a time under the metapage lock, so that a query with a huge
+	 * candidate set can be cancelled and does not hold off splits for long.
+	 * Bands need not see the same tree: a row is found through any band.
+	 */
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	for (int b = 0; b < params->bands; b++)
+	{
+		uint32		lo = so->keys[b];
+		uint32		hi = so->keys[b];
+
+		if (b > 0)
+			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
+		if (params->version != LSH_VERSION_EXACT && m < params->rows)
+			minhash::prefix_range(params->layout, so->keys[b], m, &lo, &hi);
+		if (meta->root != InvalidBlockNumber)
+			lsh_collect(index, so, meta, lo, hi, &ids, &nids, &capids);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		so->counters.bands_probed++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	ReleaseBuffer(metabuf);
+
+	/* one visit per candidate, data pages in block order */
+	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
+	for (int i = 0; i < nids; i++)
+	{
+		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
+			ids[nuniq++] = ids[i];
+	}
+	if (remember && so->nseen > 0)
+	{
+		/* drop the rows verified by earlier stages */
+		int			j = 0;
+		int			nnew = 0;
+
+		for (int i = 0; i < nuniq; i++)
+		{
+			while (j < so->nseen && so->seen[j] < ids[i])
+				j++;
+			if (j < so->nseen && so->seen[j] == ids[i])
+				continue;
+			ids[nnew++] = ids[i];
+		}
+		nuniq = nnew;
+	}
+	so->counters.candidates += nuniq;
+	lsh_verify(scan, index, so, params, ids, nuniq);
+
+	if (remember && nuniq > 0)
+	{
+		/* merge the new ids into seen */
+		uint32	   *merged = (uint32 *) palloc(sizeof(uint32) * ((Size) so->nseen + nuniq));
+		int			i = 0,
+					j = 0,
+					n = 0;
+
+		while (i < so->nseen || j < nuniq)
+		{
+			if (j >= nuniq || (i < so->nseen && so->seen[i] < ids[j]))
+				merged[n++] = so->seen[i++];
+			else
+				merged[n++] = ids[j++];
+		}
+		if (so->seen)
+			pfree(so->seen);
+		so->seen = merged;
+		so->nseen = n;
+	}
+	pfree(ids);
+}
+
+/* The next stage of an iterative ORDER BY scan; sets bound and exhausted. */
+static void
+lsh_widen(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+	const LshIndexParams *params = &so->params;
+	MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
+	int			eff = minhash::prefix_effective_depth(params->layout, so->depth);
+
+	if (!lsh_budget_left(so))
+		so->exhausted = true;
+	else if (eff > 1)
+	{
+		/* the next shorter prefix that is encoded differently */
+		int			m = eff - 1;
+
+		lsh_probe_stage(scan, index, so, m, true);
+		so->bound = 1.0 - minhash::depth_complete_similarity(m, params->bands, lsh_recall);
+	}
+	else
+	{
+		/* past depth 1 of every band: whatever remains, bounded */
+		so->depth = 0;
+		so->counters.depth = 0;
+		lsh_verify_all(scan, index, so, params, true);
+		so->exhausted = true;
+	}
+	lsh_sort_pending(so);
+	MemoryContextSwitchTo(oldcxt);
+}
+
 static void
 lsh_search(IndexScanDesc scan)
 {
@@ -366,15 +618,10 @@ lsh_search(IndexScanDesc scan)
 	MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
 	LshMetaPage meta;
 	Buffer		metabuf;
-	LshIndexParams params;
+	LshIndexParams *params = &so->params;
 	const MinHashSig *probe = NULL;
-	uint32	   *keys;
-	uint32	   *ids;
-	int			nids = 0;
-	int			capids = 1024;
-	int			nuniq = 0;
-	LshWalk		w;				/* one block count for every band and the candidates */
 
+	so->exhausted = true;
 	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -396,17 +643,18 @@ lsh_search(IndexScanDesc scan)
 	}
 
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	lsh_meta_params(meta, &params);
+	lsh_meta_params(meta, params);
 	UnlockReleaseBuffer(metabuf);
-	if (params.num_perm == 0)
+	lsh_walk_init(&so->walk, index, NULL);
+	if (params->num_perm == 0)
 		goto done;				/* nothing was ever inserted */
-	so->num_perm = params.num_perm;
+	so->num_perm = params->num_perm;
 	for (int i = 0; i < so->nquals; i++)
-		lsh_check_signature(index, &params, so->quals[i], "query signature");
+		lsh_check_signature(index, params, so->quals[i], "query signature");
 	for (int j = 0; j < so->norderbys; j++)
 	{
 		if (so->orderbys[j] != NULL)
-			lsh_check_signature(index, &params, so->orderbys[j], "query signature");
+			lsh_check_signature(index, params, so->orderbys[j], "query signature");
 	}
 
 	/* Candidates come from the first % query, else from the first non-NULL ORDER BY query */
@@ -417,52 +665,50 @@ lsh_search(IndexScanDesc scan)
 	if (probe == NULL)
 	{
 		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
-		lsh_verify_all(scan, index, so, &params);
+		so->counters.depth = 0;
+		lsh_verify_all(scan, index, so, params, false);
 		goto sort;
 	}
-	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
-	lsh_band_keys(&params, probe->values, keys);
-	ids = (uint32 *) palloc(sizeof(uint32) * capids);
+	so->keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
+	lsh_band_keys(params, probe->values, so->keys);
 
 	/*
-	 * One band at a time under the metapage lock, so that a query with a huge
-	 * candidate set can be cancelled and does not hold off splits for long.
-	 * Bands need not see the same tree: a row is found through any band.
+	 * ORDER BY alone on a version-2 index through amgettuple: widen stage by
+	 * stage, from whole bands down, as rows are asked for.
 	 */
-	lsh_walk_init(&w, index, NULL);
-	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	for (int b = 0; b < params.bands; b++)
+	if (params->version == LSH_VERSION_EXACT &&
+		(so->nquals == 0 ||
+		 minhash::probe_depth(so->threshold, 0.1, lsh_recall, params->bands, params->rows) < params->rows))
+		lsh_notice_format1(index);
+	so->iterative = so->nquals == 0 && so->norderbys == 1 && so->orderbys[0] != NULL &&
+		params->version != LSH_VERSION_EXACT &&
+		lsh_min_candidates == 0;
+	if (so->iterative && !so->want_bitmap)
 	{
-		if (b > 0)
-			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
-		if (meta->root != InvalidBlockNumber)
-			lsh_collect(index, &w, meta, keys[b], &ids, &nids, &capids);
-		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-		CHECK_FOR_INTERRUPTS();
+		lsh_probe_stage(scan, index, so, params->rows, true);
+		so->bound = 1.0 - minhash::depth_complete_similarity(
+			minhash::prefix_effective_depth(params->layout, params->rows), params->bands, lsh_recall);
+		so->exhausted = false;
+		goto sort;
 	}
-	ReleaseBuffer(metabuf);
+	so->iterative = false;
 
-	/* one visit per candidate, data pages in block order */
-	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
-	for (int i = 0; i < nids; i++)
-	{
-		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
-			ids[nuniq++] = ids[i];
-	}
-	lsh_verify(scan, index, &w, so, &params, ids, nuniq);
-
+	lsh_probe_stage(scan, index, so, so->nquals > 0 ? lsh_probe_depth(params, so->threshold) : params->rows,
+					false);
 	if (so->nresults < lsh_min_candidates)
 	{
 		so->nresults = 0;
-		lsh_verify_all(scan, index, so, &params);
+		so->depth = 0;
+		so->counters.depth = 0;
+		lsh_verify_all(scan, index, so, params, false);
 	}
 
 sort:
-	sort_so = so;
-	qsort(so->results, so->nresults, sizeof(LshResult), lsh_result_cmp);
+	lsh_sort_pending(so);
 
 done:
 	so->searched = true;
+	so->counters.scans = 1;
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -476,8 +722,15 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 		elog(ERROR, "lsh index scans only go forward");
 	if (!so->searched)
 		lsh_search(scan);
-	if (so->next >= so->nresults)
-		return false;
+	for (;;)
+	{
+		if (so->next < so->nresults &&
+			(so->exhausted || so->dist[(Size) so->results[so->next].pos] <= so->bound))
+			break;
+		if (so->exhausted)
+			return false;
+		lsh_widen(scan);
+	}
 
 	r = &so->results[so->next++];
 	scan->xs_heaptid = r->tid;
@@ -496,9 +749,11 @@ lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
 
+	so->want_bitmap = true;
 	if (!so->searched)
 		lsh_search(scan);
 	for (int i = 0; i < so->nresults; i++)
 		tbm_add_tuples(tbm, &so->results[i].tid, 1, false);
+	so->next = so->nresults;
 	return so->nresults;
 }

@@ -73,11 +73,25 @@ minhash_similar_support(PG_FUNCTION_ARGS)
 	if (IsA(rawreq, SupportRequestSelectivity))
 	{
 		/*
-		 * No statistics describe how signatures cluster: the guess of the %
-		 * operator's estimator (matchingsel), instead of the planner's 1/3
-		 * for an unknown boolean function, which would price the index out.
+		 * The % operator's estimate at the call's own t (when it is a
+		 * constant, else at minhash.similarity_threshold), instead of the
+		 * planner's 1/3 for an unknown boolean function, which would price the
+		 * index out. A join uses the restriction estimate of its first side.
 		 */
-		((SupportRequestSelectivity *) rawreq)->selectivity = DEFAULT_MATCHING_SEL;
+		SupportRequestSelectivity *sreq = (SupportRequestSelectivity *) rawreq;
+		double		t = minhash_similarity_threshold;
+		Node	   *targ = list_length(sreq->args) == 3 ? (Node *) lthird(sreq->args) : NULL;
+
+		if (targ != NULL)
+			targ = estimate_expression_value(sreq->root, targ);
+		if (targ != NULL && IsA(targ, Const) && !((Const *) targ)->constisnull)
+			t = DatumGetFloat8(((Const *) targ)->constvalue);
+		if (list_length(sreq->args) != 3)
+			sreq->selectivity = DEFAULT_MATCHING_SEL;
+		else
+			sreq->selectivity = lsh_similar_restriction_sel(sreq->root,
+															list_make2(linitial(sreq->args), lsecond(sreq->args)),
+															sreq->is_join ? 0 : sreq->varRelid, t);
 		PG_RETURN_POINTER(rawreq);
 	}
 	if (!IsA(rawreq, SupportRequestIndexCondition))

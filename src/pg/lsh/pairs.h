@@ -103,6 +103,14 @@ typedef struct PairsRun
 	int			nparts;			/* 1 for a plain index */
 	PairsPart  *parts;			/* in ascending base order */
 	LshIndexParams params;		/* shared by all parts; num_perm = 0: nothing inserted */
+	/*
+	 * Probe depth at the threshold (lsh_probe_depth): a band group is a run of
+	 * keys equal under key_mask (the prefix of that depth; all bits for whole
+	 * bands), and a pair is a candidate when its signatures agree on the first
+	 * probe_len values of some band.
+	 */
+	uint32		key_mask;
+	int			probe_len;
 	uint64		nrowids;		/* global row ids are below this */
 	Relation	parentheap;		/* a partitioned index and its table, else NULL */
 	Relation	parentindex;

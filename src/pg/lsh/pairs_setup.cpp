@@ -374,6 +374,14 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 		part->leftmost = InvalidBlockNumber;	/* nothing was ever inserted */
 	else if (run->params.num_perm == 0)
 		run->params = params;
+	else if (params.version != run->params.version)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the partitions of lsh index \"%s\" do not share their on-disk version",
+						run->indexname),
+				 errdetail("Index \"%s\" has on-disk version %u; another has version %u.",
+						   RelationGetRelationName(index), params.version, run->params.version),
+				 errhint("REINDEX the partitions' indexes built by minhash 1.0.")));
 	else if (params.num_perm != run->params.num_perm || params.seed != run->params.seed ||
 			 params.bands != run->params.bands || params.rows != run->params.rows)
 		ereport(ERROR,
@@ -386,6 +394,34 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 						   run->params.num_perm, (unsigned long long) run->params.seed,
 						   run->params.bands, run->params.rows),
 				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
+}
+
+/*
+ * Below the index's design threshold, band groups are runs of keys sharing a
+ * prefix of the probe depth (version 2 keys only; a version-1 index keeps
+ * 1.0's whole-band groups and says once that REINDEX would widen it).
+ */
+static void
+set_probe_depth(PairsRun *run)
+{
+	run->probe_len = run->params.rows;
+	run->key_mask = 0xFFFFFFFF;
+	if (run->params.num_perm == 0)
+		return;
+	run->probe_len = lsh_probe_depth(&run->params, run->args.threshold);
+	if (run->params.version != LSH_VERSION_EXACT && run->probe_len < run->params.rows)
+	{
+		uint32		lo,
+					hi;
+
+		minhash::prefix_range(run->params.layout, 0, run->probe_len, &lo, &hi);
+		run->key_mask = ~hi;
+		return;
+	}
+	if (run->probe_len < run->params.rows)
+		for (int p = 0; p < run->nparts; p++)
+			lsh_notice_format1(run->parts[p].index);
+	run->probe_len = run->params.rows;
 }
 
 /*
@@ -514,6 +550,7 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
+	set_probe_depth(run);
 
 	/* a quarter of work_mem for one group's signatures; the row cache has half */
 	run->budget = (Size) work_mem * 1024 / 4;

@@ -171,18 +171,21 @@ sort_unique_ids(uint64 *ids, int n) noexcept
 	return (int) (std::unique(ids, ids + n) - ids);
 }
 
-/* must fold exactly as lsh_band_keys() does */
+/* the key of one band, as lsh_band_keys() computes it */
 static inline uint32
-band_key(const uint32 *values, int band, int rows)
+band_key(const LshIndexParams *params, const uint32 *values, int band)
 {
-	uint64		h = minhash::band_hash(values + (Size) band * rows, rows, band);
+	uint64		h;
 
+	if (params->version != LSH_VERSION_EXACT)
+		return minhash::prefix_band_key(params->layout, values + (Size) band * params->rows, band);
+	h = minhash::band_hash(values + (Size) band * params->rows, params->rows, band);
 	return (uint32) (h ^ (h >> 32));
 }
 
-/* first band in which the two signatures agree on every value, or -1 */
+/* first band in which the two signatures agree on the first len values, or -1 */
 static inline int
-first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows)
+first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows, int len)
 {
 	/* bands are a few values long: a plain loop beats a call to memcmp */
 	for (int i = 0; i < bands; i++)
@@ -191,9 +194,9 @@ first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows)
 		const uint32 *y = b + (Size) i * rows;
 		int			v = 0;
 
-		while (v < rows && x[v] == y[v])
+		while (v < len && x[v] == y[v])
 			v++;
-		if (v == rows)
+		if (v == len)
 			return i;
 	}
 	return -1;
@@ -342,11 +345,29 @@ static inline double
 verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
-	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows);
+	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
 	double		sim;
 
-	/* no band fully equal: the keys collided by chance (not a candidate) */
-	if (f < 0 || band_key(sa, f, run->params.rows) != w->group.key)
+	/*
+	 * No band equal on the probed prefix: the keys collided by chance (not a
+	 * candidate). Otherwise the pair is verified in the group of that first
+	 * band only, so once.
+	 */
+	if (f < 0)
+		return -1;
+	if (run->params.version != LSH_VERSION_EXACT)
+	{
+		/*
+		 * Version 2 keys carry the band number in their top bits: both rows'
+		 * keys of band f agree under the mask, so they meet in exactly one
+		 * group of band f, and this is it when the group is of band f.
+		 */
+		int			bb = run->params.layout.band_bits;
+
+		if ((bb == 0 ? 0 : (int) (w->group.key >> (32 - bb))) != f)
+			return -1;
+	}
+	else if (band_key(&run->params, sa, f) != w->group.key)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
@@ -707,7 +728,8 @@ prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 			PairsPageHint *h;
 
 			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
-			if (!((i + 1 < n && e[i + 1].key == e[i].key) || (i > 0 && e[i - 1].key == e[i].key)))
+			if (!((i + 1 < n && ((e[i + 1].key ^ e[i].key) & w->run->key_mask) == 0) ||
+				  (i > 0 && ((e[i - 1].key ^ e[i].key) & w->run->key_mask) == 0)))
 				continue;
 			if (id >= pt->nrowids)
 				continue;
@@ -771,7 +793,8 @@ cursor_key(const PairsWalk *w, int c)
 {
 	const PairsCursor *cur = &w->cursors[c];
 
-	return cur->leaf[cur->pos].key;
+	/* below the design threshold a group is a key prefix: keys equal under the mask */
+	return cur->leaf[cur->pos].key & w->run->key_mask;
 }
 
 /* restore the heap order below position i */
@@ -804,11 +827,13 @@ heap_take_top(PairsWalk *w, uint32 key)
 {
 	PairsCursor *c = &w->cursors[w->heap[0]];
 
-	while (cursor_fill(w, c) && c->leaf[c->pos].key == key)
+	const uint32 mask = w->run->key_mask;
+
+	while (cursor_fill(w, c) && (c->leaf[c->pos].key & mask) == key)
 	{
 		int			j = c->pos + 1;
 
-		while (j < c->n && c->leaf[j].key == key)
+		while (j < c->n && (c->leaf[j].key & mask) == key)
 			j++;
 		group_add(w, c->part, c->leaf + c->pos, j - c->pos);
 		c->pos = j;

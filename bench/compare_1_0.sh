@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Issue 10's cost targets: index size, build time and p50 CPU per `%` query at
+# the design threshold of the current build against the 1.0 release, on the
+# same data in the same cluster, alternating the two libraries.
+#
+#   PG_CONFIG=... bash bench/compare_1_0.sh [rows] [rounds]
+#
+# Builds v1.0 (git tag) from git history in a scratch directory, installs
+# each library in turn into PG_CONFIG's installation (restarting a scratch
+# cluster) and, per round and library: CREATE INDEX (maintenance_work_mem
+# 1GB: \timing and the backend's CPU time), pg_relation_size, and for 2000 `%` queries at threshold 0.5
+# run in a PL/pgSQL loop (after 100 of warm-up): the median time of one query
+# inside the backend (clock_timestamp; a 0.1 ms query is rarely preempted, so
+# the median is its CPU time even on a loaded machine) and the backend's mean
+# CPU time per query over the loop (/proc/self/schedstat, whose resolution is
+# a scheduler tick, hence over the whole loop). Reinstalls the current tree at the end.
+# The data: clusters of 10 variants of 100-element sets (docs/lsh.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+rows=${1:-100000}
+rounds=${2:-2}
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
+scratch=$(mktemp -d /tmp/minhash-compare.XXXXXX)
+chmod 755 "$scratch"
+cleanup() {
+    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
+    make -s -C "$root" install >/dev/null
+    rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+git -C "$root" archive v1.0 | tar -x -C "$scratch" --one-top-level=v10
+make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
+make -s -C "$root" -j2 >/dev/null
+
+install_lib() {  # directory
+    make -s -C "$1" install >/dev/null
+    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
+    bash "$root/scripts/pgcluster.sh" start "$scratch/pg" "shared_buffers = 1GB" \
+        "maintenance_work_mem = 1GB" "jit = off" "autovacuum = off" "max_wal_size = 8GB" >/dev/null
+    # shellcheck disable=SC1091
+    . "$scratch/pg/env"
+}
+
+load() {  # database: the same rows, with the installed library's extension version
+    psql -X -q -c "CREATE DATABASE $1" >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -d "$1" <<SQL
+CREATE EXTENSION minhash;
+CREATE TABLE d (id int PRIMARY KEY, c int, m int, sig minhash);
+INSERT INTO d SELECT c * 16 + m, c, m,
+       minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(m * 3 + 1, 100) j)
+               || ARRAY(SELECT -(c * 1000 + m * 50 + j) FROM generate_series(1, m * 3) j))
+FROM generate_series(1, $rows / 10) c, generate_series(0, 9) m;
+VACUUM ANALYZE d;
+CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM d ORDER BY hashint4(id) LIMIT 2000;
+SQL
+}
+install_lib "$scratch/v10"
+load v10
+install_lib "$root"
+load v11
+
+measure() {  # label (PGDATABASE is set)
+    local ms size cpu
+    psql -X -q -c "DROP INDEX IF EXISTS d_lsh" >/dev/null
+    # wall time (\timing) and the backend's CPU time (schedstat) of the build
+    ms=$(psql -X -q -tA -c "SELECT pg_read_file('/proc/self/schedstat')" -c '\timing on' \
+        -c "SET maintenance_work_mem = '1GB'" \
+        -c "CREATE INDEX d_lsh ON d USING lsh (sig) WITH (threshold = 0.5)" -c '\timing off' \
+        -c "SELECT pg_read_file('/proc/self/schedstat')" |
+        awk '/^Time: / { t = $2 } /^[0-9]+ [0-9]+ [0-9]+$/ { n++; c[n] = $1 }
+             END { printf "%s build_cpu_ms=%.0f", t, (c[n] - c[1]) / 1e6 }')
+    size=$(psql -X -qtA -c "SELECT pg_relation_size('d_lsh')")
+    cpu=$(psql -X -qtA -v ON_ERROR_STOP=1 <<'SQL'
+SET enable_seqscan = off;
+CREATE TEMP TABLE per_query (us float8);
+CREATE TEMP TABLE batch (cpu_us float8);
+DO $$
+DECLARE s text; c0 float8; c1 float8; t0 timestamptz; cnt bigint; q minhash;
+BEGIN
+  FOR q IN SELECT sig FROM qs ORDER BY n LIMIT 100 LOOP   -- warm-up
+    SELECT count(*) INTO cnt FROM d WHERE sig % q;
+  END LOOP;
+  s := pg_read_file('/proc/self/schedstat'); c0 := split_part(s, ' ', 1)::float8;
+  FOR q IN SELECT sig FROM qs ORDER BY n LOOP
+    t0 := clock_timestamp();
+    SELECT count(*) INTO cnt FROM d WHERE sig % q;
+    INSERT INTO per_query VALUES (extract(epoch FROM clock_timestamp() - t0) * 1e6);
+  END LOOP;
+  s := pg_read_file('/proc/self/schedstat'); c1 := split_part(s, ' ', 1)::float8;
+  INSERT INTO batch VALUES ((c1 - c0) / 1000 / (SELECT count(*) FROM qs));
+END $$;
+SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY us)::numeric, 1) || ' mean_cpu_us=' ||
+       round((SELECT cpu_us FROM batch)::numeric, 1) FROM per_query;
+SQL
+)
+    echo "$1 build_ms=$ms size=$size p50_us=$cpu"
+}
+
+for r in $(seq 1 "$rounds"); do
+    install_lib "$scratch/v10"
+    PGDATABASE=v10 measure "round $r 1.0 "
+    install_lib "$root"
+    PGDATABASE=v11 measure "round $r 1.1 "
+done

@@ -1,0 +1,62 @@
+// Prefix-preserving LSH band keys (LSH Forest, Bawa, Condie and Ganesan,
+// WWW 2005) packed into 32 bits, and the choice of probe depth.
+//
+// A band's key is  [band number: ceil(log2 b) bits][seg 1][seg 2]...[seg r]
+// where seg j holds the top w_j bits of a hash of the band's j-th value. So
+// "the first m values agree" implies "the keys agree on their top
+// band_bits + w_1 + ... + w_m bits", and every row whose band agrees with a
+// query's on its first m values lies in one key range: a prefix match is a
+// range scan of a B+-tree ordered by key. The first value gets about half the
+// bits (depth 1 is the widest probe: its false matches, n / 2^w_1 per band,
+// are what verification pays for); the rest are spread evenly. Positions
+// left without bits (r larger than the bits available) are not encoded: a
+// probe at such a depth is the probe at the deepest encoded depth, which only
+// adds candidates (verification removes them).
+#pragma once
+
+#include <cstdint>
+
+namespace minhash {
+
+constexpr int kPrefixKeyBits = 32;
+constexpr int kMaxPrefixDepth = 32;  // no more than 32 positions can get a bit
+
+struct PrefixLayout {
+    int bands;
+    int rows;
+    int band_bits;               // ceil(log2(bands))
+    int encoded;                 // positions 1..encoded have at least one bit
+    int width[kMaxPrefixDepth];  // w_1..w_encoded
+    int prefix_bits[kMaxPrefixDepth + 1];  // prefix_bits[m] = band_bits + w_1 + ... + w_m
+};
+
+// bands >= 1, rows >= 1, bands <= 1024.
+PrefixLayout prefix_layout(int bands, int rows) noexcept;
+
+// The key of band `band` whose r values are `values` (little-endian hashing,
+// so keys agree across architectures).
+uint32_t prefix_band_key(const PrefixLayout &layout, const uint32_t *values, int band) noexcept;
+
+// The depth actually encoded for a probe of the first m values (m >= 1).
+inline int prefix_effective_depth(const PrefixLayout &layout, int m) noexcept {
+    return m < layout.encoded ? m : layout.encoded;
+}
+
+// The range of keys whose first m values may agree with `key`'s.
+void prefix_range(const PrefixLayout &layout, uint32_t key, int m, uint32_t *lo, uint32_t *hi) noexcept;
+
+// Probability that a pair of Jaccard similarity s agrees on the first m
+// values of at least one of b bands: 1 - (1 - s^m)^b.
+double prefix_hit_probability(double s, int m, int bands) noexcept;
+
+// The deepest m in [1, rows] with prefix_hit_probability(min(1, t + margin),
+// m, bands) >= recall: the depth a probe at threshold t needs so that pairs
+// at t + margin and above are found with probability >= recall. 1 when even
+// depth 1 falls short.
+int probe_depth(double t, double margin, double recall, int bands, int rows) noexcept;
+
+// The similarity above which a probe at depth m finds a row with probability
+// >= recall: (1 - (1 - recall)^(1/b))^(1/m).
+double depth_complete_similarity(int m, int bands, double recall) noexcept;
+
+}  // namespace minhash

@@ -1,0 +1,118 @@
+// Prefix-preserving band keys (LSH Forest) and the probe depth.
+#include "core/lsh_prefix.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+using namespace minhash;
+
+TEST(LshPrefix, LayoutOfTheDefaultIndexes) {
+    const PrefixLayout a = prefix_layout(30, 4);
+    EXPECT_EQ(a.band_bits, 5);
+    EXPECT_EQ(a.encoded, 4);
+    EXPECT_EQ(a.width[0], 14);
+    EXPECT_EQ(a.width[1], 5);
+    EXPECT_EQ(a.width[2], 4);
+    EXPECT_EQ(a.width[3], 4);
+    EXPECT_EQ(a.prefix_bits[4], 32);
+
+    const PrefixLayout b = prefix_layout(12, 10);
+    EXPECT_EQ(b.band_bits, 4);
+    EXPECT_EQ(b.encoded, 10);
+    EXPECT_EQ(b.prefix_bits[1], 18);
+    EXPECT_EQ(b.prefix_bits[2], 20);
+    EXPECT_EQ(b.prefix_bits[10], 32);
+
+    // more positions than bits: the first 17 get bits, the rest none
+    const PrefixLayout c = prefix_layout(1, 128);
+    EXPECT_EQ(c.band_bits, 0);
+    EXPECT_EQ(c.encoded, 17);
+    EXPECT_EQ(c.prefix_bits[c.encoded], 32);
+    EXPECT_EQ(prefix_effective_depth(c, 100), 17);
+
+    const PrefixLayout d = prefix_layout(1024, 1);
+    EXPECT_EQ(d.band_bits, 10);
+    EXPECT_EQ(d.width[0], 22);
+}
+
+// Agreeing on the first m values puts both keys in the same depth-m range,
+// and the band number keeps bands apart.
+TEST(LshPrefix, PrefixRangesHoldAgreeingBands) {
+    std::mt19937 rng(42u);
+    for (const auto &br : {std::pair{30, 4}, std::pair{12, 10}, std::pair{7, 3}, std::pair{1, 40}}) {
+        const PrefixLayout l = prefix_layout(br.first, br.second);
+        for (int trial = 0; trial < 2000; ++trial) {
+            std::vector<uint32_t> x(br.second), y(br.second);
+            for (auto &v : x) v = static_cast<uint32_t>(rng());
+            const int m = 1 + static_cast<int>(rng() % br.second);
+            for (int j = 0; j < br.second; ++j) y[j] = j < m ? x[j] : static_cast<uint32_t>(rng());
+            const int band = static_cast<int>(rng() % br.first);
+            const uint32_t kx = prefix_band_key(l, x.data(), band);
+            const uint32_t ky = prefix_band_key(l, y.data(), band);
+            uint32_t lo, hi;
+            prefix_range(l, kx, m, &lo, &hi);
+            ASSERT_LE(lo, kx);
+            ASSERT_GE(hi, kx);
+            ASSERT_LE(lo, ky);
+            ASSERT_GE(hi, ky);
+            if (l.band_bits > 0) {
+                ASSERT_EQ(kx >> (32 - l.band_bits), static_cast<uint32_t>(band));
+            }
+            if (m == br.second) {
+                ASSERT_EQ(kx, ky);
+            }
+        }
+    }
+}
+
+// Unrelated bands fall in one depth-1 range about 2^-w1 of the time.
+TEST(LshPrefix, DepthOneFalseMatchRate) {
+    const PrefixLayout l = prefix_layout(30, 4);
+    std::mt19937 rng(7);
+    const int n = 200000;
+    int hits = 0;
+    auto next = [&rng]() { return static_cast<uint32_t>(rng()); };
+    uint32_t q[4] = {next(), next(), next(), next()};
+    uint32_t lo, hi;
+    prefix_range(l, prefix_band_key(l, q, 3), 1, &lo, &hi);
+    for (int i = 0; i < n; ++i) {
+        uint32_t v[4] = {next(), next(), next(), next()};
+        const uint32_t k = prefix_band_key(l, v, 3);
+        hits += k >= lo && k <= hi;
+    }
+    const double expected = n / std::ldexp(1.0, l.width[0]);
+    EXPECT_NEAR(hits, expected, 5 * std::sqrt(expected) + 1);
+}
+
+TEST(LshPrefix, ProbeDepthFollowsTheSCurve) {
+    // 30 x 4 (threshold 0.5 with the index's default weights)
+    EXPECT_EQ(probe_depth(0.5, 0.1, 0.98, 30, 4), 4);
+    EXPECT_EQ(probe_depth(0.9, 0.1, 0.98, 30, 4), 4);
+    EXPECT_EQ(probe_depth(0.4, 0.1, 0.98, 30, 4), 3);
+    EXPECT_EQ(probe_depth(0.3, 0.1, 0.98, 30, 4), 2);
+    EXPECT_EQ(probe_depth(0.2, 0.1, 0.98, 30, 4), 1);
+    // 12 x 10 (threshold 0.8) asked for 0.5
+    EXPECT_EQ(probe_depth(0.5, 0.1, 0.98, 12, 10), 2);
+    EXPECT_EQ(probe_depth(0.8, 0.1, 0.98, 12, 10), 10);
+    // the chosen depth reaches the target; one deeper does not
+    for (double t = 0.2; t <= 0.9; t += 0.05) {
+        const int m = probe_depth(t, 0.1, 0.98, 30, 4);
+        if (m > 1) {
+            EXPECT_GE(prefix_hit_probability(t + 0.1, m, 30), 0.98);
+        }
+        if (m < 4) {
+            EXPECT_LT(prefix_hit_probability(t + 0.1, m + 1, 30), 0.98);
+        }
+    }
+}
+
+TEST(LshPrefix, CompleteSimilarityInvertsTheHitProbability) {
+    for (int m = 1; m <= 10; ++m) {
+        const double s = depth_complete_similarity(m, 30, 0.98);
+        EXPECT_NEAR(prefix_hit_probability(s, m, 30), 0.98, 1e-9);
+    }
+}
