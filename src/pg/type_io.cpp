@@ -1,12 +1,17 @@
 /*
- * Input/output of type minhash: the text form seed:[v1,...,vk], the binary
- * form, and the typmod minhash(k).
+ * Input/output of type minhash: the text form [family:]seed:[v1,...,vk], the
+ * binary form, and the typmod minhash(k).
+ *
+ * The family prefix is written for every family but the native one, so the
+ * text of a native signature is what 1.0 wrote and 1.0's text reads as native.
  *
  * Typmod semantics: a signature's first j values are the signature under the
  * first j hash functions (their parameters depend on (seed, index) only), so
  * an explicit cast to a smaller k truncates. Anything else whose k differs
  * from the typmod is an error rather than a silent change of precision.
  */
+#include <string_view>
+
 #include "core/signature.h"
 #include "pg/minhash.h"
 
@@ -54,7 +59,8 @@ bad_literal(const char *str, const char *detail)
 			 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
 					shown, str, shown < len ? "..." : ""),
 			 errdetail_internal("%s", detail),
-			 errhint("The text form is seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values.",
+			 errhint("The text form is [family:]seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values; "
+					 "family is datasketch or native (the default).",
 					 MINHASH_MAX_NUM_PERM)));
 }
 
@@ -121,8 +127,24 @@ minhash_in(PG_FUNCTION_ARGS)
 	int			n = 0;
 	int64		seed;
 	const char *p = skip_space(str);
+	int			family = MINHASH_FAMILY_NATIVE;
 	MinHashSig *sig;
 
+	if (isalpha((unsigned char) *p))
+	{
+		const char *name = p;
+		minhash::HashFamily f;
+
+		while (isalnum((unsigned char) *p) || *p == '_')
+			p++;
+		if (!minhash::parse_hash_family(std::string_view(name, p - name), &f))
+			bad_literal(str, "Unknown hash family before the seed.");
+		family = (int) f;
+		p = skip_space(p);
+		if (*p++ != ':')
+			bad_literal(str, "Expected \":\" after the hash family.");
+		p = skip_space(p);
+	}
 	if (!parse_seed(&p, &seed))
 		bad_literal(str, "Expected a signed 64-bit integer seed at the start.");
 	p = skip_space(p);
@@ -161,7 +183,9 @@ minhash_in(PG_FUNCTION_ARGS)
 		bad_literal(str, "Unexpected text after \"]\".");
 
 	check_typmod(n, typmod);
-	sig = minhash_sig_alloc(n, (uint64) seed);
+	if (family == MINHASH_FAMILY_DATASKETCH && (seed < 0 || (uint64) seed > PG_UINT32_MAX))
+		bad_literal(str, "A datasketch seed is between 0 and 4294967295.");
+	sig = minhash_sig_alloc(n, (uint64) seed, family);
 	memcpy(sig->values, values, sizeof(uint32) * n);
 	PG_RETURN_MINHASH_P(sig);
 }
@@ -170,10 +194,12 @@ extern "C" Datum
 minhash_out(PG_FUNCTION_ARGS)
 {
 	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
-	/* seed (≤ 20 chars), ":[", k values of ≤ 10 digits and a comma, "]", NUL */
-	char	   *out = (char *) palloc(24 + (Size) sig->num_perm * 11 + 2);
+	/* family (< 16 chars) and ":", seed (≤ 20 chars), ":[", k values of ≤ 10 digits and a comma, "]", NUL */
+	char	   *out = (char *) palloc(40 + (Size) sig->num_perm * 11 + 2);
 	char	   *p = out;
 
+	if (MinHashSigFamily(sig) != MINHASH_FAMILY_NATIVE)
+		p += sprintf(p, "%s:", minhash_family_name(MinHashSigFamily(sig)));
 	p += pg_lltoa((int64) sig->seed, p);
 	*p++ = ':';
 	*p++ = '[';
@@ -190,7 +216,8 @@ minhash_out(PG_FUNCTION_ARGS)
 
 /*
  * Binary form: uint8 version, uint8 flags, uint16 num_perm, int64 seed,
- * num_perm × uint32, all in network byte order.
+ * num_perm × uint32, all in network byte order. flags carries the family as
+ * on disk (1.0 sent 0: native).
  */
 extern "C" Datum
 minhash_recv(PG_FUNCTION_ARGS)
@@ -207,7 +234,7 @@ minhash_recv(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("unsupported minhash binary format version %d", version)));
-	if (flags != 0)
+	if (!minhash_flags_valid(flags))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid flags %d in binary minhash", flags)));
@@ -217,7 +244,12 @@ minhash_recv(PG_FUNCTION_ARGS)
 				 errmsg("invalid num_perm %d in binary minhash", num_perm)));
 	check_typmod(num_perm, typmod);
 
-	sig = minhash_sig_alloc(num_perm, seed);
+	if ((flags & MINHASH_FLAGS_FAMILY_MASK) == MINHASH_FAMILY_DATASKETCH && seed > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid datasketch seed %llu in binary minhash", (unsigned long long) seed)));
+
+	sig = minhash_sig_alloc(num_perm, seed, flags & MINHASH_FLAGS_FAMILY_MASK);
 	for (int i = 0; i < num_perm; i++)
 		sig->values[i] = (uint32) pq_getmsgint(buf, 4);
 	PG_RETURN_MINHASH_P(sig);
@@ -281,7 +313,7 @@ minhash_enforce_typmod(PG_FUNCTION_ARGS)
 	if (!is_explicit || typmod > sig->num_perm)
 		check_typmod(sig->num_perm, typmod);
 
-	prefix = minhash_sig_alloc(typmod, sig->seed);
+	prefix = minhash_sig_alloc(typmod, sig->seed, MinHashSigFamily(sig));
 	memcpy(prefix->values, sig->values, sizeof(uint32) * typmod);
 	PG_RETURN_MINHASH_P(prefix);
 }

@@ -157,7 +157,7 @@ typedef struct LshMetaPageData
 	BlockNumber leftmost;		/* first leaf in key order */
 	BlockNumber free_head;		/* first data page with a free slot */
 	uint16		height;			/* tree levels, 1 = the root is a leaf */
-	uint16		reserved;
+	uint16		family;			/* hash family of the signatures (0 = native: 1.0 wrote 0 here) */
 	uint64		nslots;			/* allocated slots (LIVE + DEAD) */
 	uint64		nsplits;		/* structural changes of the tree since build */
 	/*
@@ -335,6 +335,7 @@ typedef struct LshIndexParams
 {
 	int			num_perm;
 	uint64		seed;
+	int			family;
 	int			bands;
 	int			rows;
 	int			slots_per_page;
@@ -356,7 +357,7 @@ Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
 void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
 void		lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
-void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
+void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
