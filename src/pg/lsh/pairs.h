@@ -92,6 +92,9 @@ typedef struct PairsRun
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	minhash::ShingleSpec spec;	/* exact mode */
+	Oid			text_config;	/* exact mode: words from this text search
+								 * configuration (minhash(text, regconfig, ...)),
+								 * or InvalidOid: spec.unit */
 	int16		key_typlen;
 	bool		key_typbyval;
 	FmgrInfo	key_cmp;		/* btree comparison of key_type, if key_has_cmp */
@@ -140,7 +143,7 @@ void		pairs_resolve(PairsRun *run, uint32 ida, ItemPointer tida, uint32 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
 
 /* pairs_exact.cpp */
-PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec);
+PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);
 double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
 
 #endif
