@@ -61,11 +61,8 @@ CREATE FUNCTION minhash(doc text, config regconfig, k integer DEFAULT 0,
 COMMENT ON FUNCTION minhash(text, regconfig, integer, integer, bigint, minhash_family) IS
     'MinHash signature of the k-lexeme shingles of to_tsvector(config, doc), in document order';
 
-CREATE FUNCTION minhash_shingles(doc text, config regconfig) RETURNS text[]
-    AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
-COMMENT ON FUNCTION minhash_shingles(text, regconfig) IS
-    'distinct 5-lexeme shingles of to_tsvector(config, doc), in order of first appearance';
-
+-- k has no default here: minhash_shingles(doc, k) and minhash_shingles(doc,
+-- NULL) must keep resolving to the 1.0 function.
 CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS text[]
     AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS

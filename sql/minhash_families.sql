@@ -43,6 +43,8 @@ SELECT 'datasketch:42:[1,2,3]'::minhash, ' datasketch : 7 : [ 1 ] '::minhash,
        'native:5:[1]'::minhash, minhash_family('5:[1]'::minhash);
 SELECT 'murmur:1:[1]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
+SELECT 'datasketch 1:[1]'::minhash;
+\echo :LAST_ERROR_SQLSTATE
 SELECT 'datasketch:-1:[1]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
 SELECT 'datasketch:4294967296:[1]'::minhash;

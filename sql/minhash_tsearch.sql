@@ -6,7 +6,7 @@
 -- (to_tsvector lists them alphabetically, with positions).
 SELECT to_tsvector('english', 'The cats were sitting on the mats, and the dogs sat by the doors');
 SELECT minhash_shingles('The cats were sitting on the mats, and the dogs sat by the doors', 1, config => 'english');
-SELECT minhash_shingles('The cats were sitting on the mats, and the dogs sat by the doors', config => 'english');
+SELECT minhash_shingles('The cats were sitting on the mats, and the dogs sat by the doors', 0, config => 'english');
 SELECT minhash_shingles('The cats were sitting on the mats, and the dogs sat by the doors', 3, config => 'english');
 -- simple: no stop words, no stemming, lower-cased: the same words as the default unit
 SELECT minhash_shingles('The cats were sitting on the mats', 2, config => 'simple')

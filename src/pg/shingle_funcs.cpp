@@ -254,13 +254,13 @@ minhash_shingles(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
-/* minhash_shingles(doc, [k,] config): shingles of the lexemes (lexemes.cpp) */
+/* minhash_shingles(doc, k, config): shingles of the lexemes (lexemes.cpp) */
 extern "C" Datum
 minhash_shingles_config(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
-	int			k = minhash_lexeme_k(PG_NARGS() > 2 ? PG_GETARG_INT32(1) : 0);
-	Oid			cfg = PG_GETARG_OID(PG_NARGS() > 2 ? 2 : 1);
+	int			k = minhash_lexeme_k(PG_GETARG_INT32(1));
+	Oid			cfg = PG_GETARG_OID(2);
 	LexemeText	lx;
 
 	minhash_lexemes(cfg, doc, &lx);

@@ -59,8 +59,7 @@ bad_literal(const char *str, const char *detail)
 			 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
 					shown, str, shown < len ? "..." : ""),
 			 errdetail_internal("%s", detail),
-			 errhint("The text form is [family:]seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values; "
-					 "family is datasketch or native (the default).",
+			 errhint("The text form is seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values.",
 					 MINHASH_MAX_NUM_PERM)));
 }
 
@@ -130,20 +129,26 @@ minhash_in(PG_FUNCTION_ARGS)
 	int			family = MINHASH_FAMILY_NATIVE;
 	MinHashSig *sig;
 
+	/* an optional family name and ":" before the seed (none: native, as 1.0 wrote) */
 	if (isalpha((unsigned char) *p))
 	{
 		const char *name = p;
+		const char *end;
 		minhash::HashFamily f;
 
 		while (isalnum((unsigned char) *p) || *p == '_')
 			p++;
-		if (!minhash::parse_hash_family(std::string_view(name, p - name), &f))
-			bad_literal(str, "Unknown hash family before the seed.");
-		family = (int) f;
+		end = p;
 		p = skip_space(p);
-		if (*p++ != ':')
-			bad_literal(str, "Expected \":\" after the hash family.");
-		p = skip_space(p);
+		if (*p == ':')
+		{
+			if (!minhash::parse_hash_family(std::string_view(name, end - name), &f))
+				bad_literal(str, "Unknown hash family before the seed: valid families are datasketch and native.");
+			family = (int) f;
+			p = skip_space(p + 1);
+		}
+		else
+			p = name;			/* not a family: report a missing seed below */
 	}
 	if (!parse_seed(&p, &seed))
 		bad_literal(str, "Expected a signed 64-bit integer seed at the start.");
