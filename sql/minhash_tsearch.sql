@@ -34,7 +34,7 @@ SELECT minhash_shingles('The cats were sitting on the mats', 2, config => 'engli
 SELECT minhash('The cats sat', config => 'english', num_perm => 4, seed => 9, family => 'datasketch');
 SELECT minhash('The cats sat', config => 'english', num_perm => 4, seed => 9, family => 'datasketch')
      = minhash(ARRAY['cat sat'], family => 'datasketch', num_perm => 4, seed => 9) AS lexeme_shingle_bytes;
-SELECT minhash('the and of', config => 'english', num_perm => 4), minhash_shingles('the and of', config => 'english');
+SELECT minhash('the and of', config => 'english', num_perm => 4), minhash_shingles('the and of', 0, config => 'english');
 SELECT minhash('', config => 'english', num_perm => 4);
 -- non-ASCII text through a configuration
 SELECT minhash_shingles('Die Straßen und die Häuser der Stadt', 2, config => 'german');
