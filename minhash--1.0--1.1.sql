@@ -135,7 +135,7 @@ CREATE OPERATOR CLASS minhash_hash_ops DEFAULT FOR TYPE minhash USING hash AS
 -- fresh install). PostgreSQL 15 has no ALTER OPERATOR ... SET (HASHES), so
 -- the flags are set in the catalog, for this extension's operator only.
 UPDATE pg_catalog.pg_operator SET oprcanhash = true, oprcanmerge = true
-    WHERE oid = 'OPERATOR(=)(minhash, minhash)'::pg_catalog.regoperator;
+    WHERE oid = '=(minhash, minhash)'::pg_catalog.regoperator;
 
 COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal (same family, seed, num_perm and values)';
 COMMENT ON TYPE minhash IS
