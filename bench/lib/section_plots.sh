@@ -188,6 +188,7 @@ SQL
 # 5-shingles of the first HASH_FAMILY_ROWS documents, default 10,000).
 plot_hash_families() {
     local n=${HASH_FAMILY_ROWS:-10000}
+    [ "$smoke" = 1 ] && n=${HASH_FAMILY_ROWS:-2000}   # the slow families take minutes at 10,000
     [ "$n" -gt "$ROWS" ] && n=$ROWS
     nice "$bench/build/hash_families" "$DATA/docs.tsv" "$DATA/truth.tsv" "$n" 128 >"$PLOTS/hash_families.tsv"
     {
