@@ -116,3 +116,28 @@ CREATE TEMP TABLE badflags (id int, sig minhash);
 \set VERBOSITY sqlstate
 \copy badflags FROM 'tests/vectors/minhash-badflags.copy' WITH (FORMAT binary)
 \set VERBOSITY default
+
+-- Signatures stored under 1.0 and an lsh index built under 1.0 read as
+-- native after ALTER EXTENSION minhash UPDATE.
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE minhash_families_v10;
+\c minhash_families_v10
+CREATE EXTENSION minhash VERSION '1.0';
+CREATE TABLE stored (id int, body text, sig minhash);
+INSERT INTO stored SELECT i, 'row ' || i || ' of the quick brown fox jumps over the lazy dog',
+                          minhash('row ' || i || ' of the quick brown fox jumps over the lazy dog', num_perm => 32)
+FROM generate_series(1, 50) i;
+CREATE INDEX stored_lsh ON stored USING lsh (sig);
+ALTER EXTENSION minhash UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'minhash';
+SELECT count(*) AS rows, count(*) FILTER (WHERE minhash_family(sig) = 'native') AS native,
+       count(*) FILTER (WHERE sig = minhash(body, num_perm => 32)) AS equal_to_new
+FROM stored;
+SET enable_seqscan = off;
+SELECT id FROM stored WHERE sig % minhash('row 7 of the quick brown fox jumps over the lazy dog', num_perm => 32) ORDER BY id LIMIT 3;
+SELECT id FROM stored WHERE sig % minhash('row 7 of the quick brown fox jumps over the lazy dog', family => 'datasketch', num_perm => 32);
+\echo :LAST_ERROR_SQLSTATE
+RESET enable_seqscan;
+SELECT count(DISTINCT sig) FROM stored;
+\c :regress_db
+DROP DATABASE minhash_families_v10;
