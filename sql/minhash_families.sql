@@ -141,3 +141,12 @@ RESET enable_seqscan;
 SELECT count(DISTINCT sig) FROM stored;
 \c :regress_db
 DROP DATABASE minhash_families_v10;
+
+-- exact verification on an index over minhash(text, family => ..., unit, k)
+-- uses the index's unit and k (the family does not change exact similarity)
+CREATE TEMP TABLE dsdocs (id int PRIMARY KEY, body text);
+INSERT INTO dsdocs VALUES (1, 'a b c d e f g h'), (2, 'a b c d e f g x'), (3, 'p q r s t u v w');
+CREATE INDEX dsdocs_lsh ON dsdocs USING lsh (minhash(body, family => 'datasketch', k => 2, num_perm => 64));
+SELECT key_a, key_b, round(similarity::numeric, 3) AS similarity
+FROM minhash_similar_pairs('dsdocs_lsh', 'id', threshold => 0.5, exact => true);
+SELECT round(jaccard(minhash_shingles('a b c d e f g h', 2), minhash_shingles('a b c d e f g x', 2))::numeric, 3) AS exact_k2;
