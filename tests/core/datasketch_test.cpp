@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -82,6 +83,22 @@ struct Family {
 TEST(Datasketch, Sha1Hash32) {
     // SHA-1("abc") = a9993e36...: first four bytes little-endian
     EXPECT_EQ(sha1_hash32("abc", 3), 0x363e99a9u);
+}
+
+// The C++ standard specifies mt19937 (and its 10000th output from the
+// default seed, 4123659995): the same generator, seeded the same way.
+TEST(Datasketch, Mt19937IsTheStandardGenerator) {
+    for (uint32_t seed : {5489u, 0u, 1u, 42u, 4294967295u}) {
+        Mt19937 ours(seed);
+        std::mt19937 ref(seed);
+        for (int i = 0; i < 2000; ++i)
+            ASSERT_EQ(ours.next32(), ref()) << "seed " << seed << " draw " << i;
+    }
+    Mt19937 def(5489u);
+    uint32_t v = 0;
+    for (int i = 0; i < 10000; ++i)
+        v = def.next32();
+    EXPECT_EQ(v, 4123659995u);
 }
 
 TEST(Datasketch, MersenneReduction) {
