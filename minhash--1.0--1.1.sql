@@ -141,3 +141,21 @@ COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal (same 
 COMMENT ON TYPE minhash IS
     'MinHash signature of a set: [family:]seed:[v1,...,vk]; minhash(k) fixes num_perm k';
 COMMENT ON CAST (bigint[] AS minhash) IS 'import native-family values computed with seed 1 (minhash_from_array names family and seed)';
+
+-- minhash(doc, 3): an error whose hint names k => 3 (src/sql/20_functions.sql)
+CREATE FUNCTION minhash(text, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
+-- USING lsh (body) on text or arrays: placeholders whose build hints minhash(body) (src/sql/50_lsh.sql)
+CREATE OPERATOR CLASS text_needs_minhash_ops DEFAULT FOR TYPE text USING lsh AS
+    STORAGE text;
+COMMENT ON OPERATOR CLASS text_needs_minhash_ops USING lsh IS
+    'placeholder: an lsh index on text fails with a hint to index minhash(column)';
+CREATE OPERATOR CLASS array_needs_minhash_ops DEFAULT FOR TYPE anyarray USING lsh AS
+    STORAGE anyarray;
+COMMENT ON OPERATOR CLASS array_needs_minhash_ops USING lsh IS
+    'placeholder: an lsh index on an array fails with a hint to index minhash(column)';

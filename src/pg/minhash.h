@@ -196,6 +196,11 @@ void		minhash_lexeme_signature(const LexemeText *lx, int k,
 struct ArrayType;
 ArrayType  *minhash_lexeme_shingles(const LexemeText *lx, int k);
 
+/* src/pg/signature_hints.cpp */
+
+/* WARNING (once: *warned) that a shingle size k of 64 or more was likely meant as num_perm */
+void		minhash_warn_large_k(int32 k, text *unit, bool *warned);
+
 /* src/pg/guc.cpp */
 
 /* GUCs (minhash.*), read at execution time */
