@@ -63,6 +63,23 @@ COMMENT ON FUNCTION minhash(text, regconfig, integer, integer, bigint, minhash_f
 
 -- k has no default here: minhash_shingles(doc, k) and minhash_shingles(doc,
 -- NULL) must keep resolving to the 1.0 function.
+-- An integer casts implicitly to regconfig, so for a varchar or char(n)
+-- document minhash(doc, 3, 256) would match both minhash(text, regconfig,
+-- ...) and the hint overload minhash(text, integer, "any", ...) equally well
+-- (ambiguous). These overloads keep it the hint's error.
+CREATE FUNCTION minhash(varchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(varchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+CREATE FUNCTION minhash(bpchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(bpchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
 CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS text[]
     AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS
