@@ -30,7 +30,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -fno-rtti -MMD -MP
 # PostgreSQL 15 headers use `register`, which C++17 removed: not our code.
 PG_CXXFLAGS += -Wno-register
-SHLIB_LINK  = -lxxhash -lunistring -lstdc++
+SHLIB_LINK  = -lxxhash -lunistring -lnettle -lstdc++
 
 # No JIT bitcode: it would need clang at build time and buys nothing for this module.
 override with_llvm = no

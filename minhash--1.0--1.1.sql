@@ -14,6 +14,160 @@ CREATE FUNCTION minhash_similar_joinsel(internal, oid, internal, smallint, inter
 COMMENT ON FUNCTION minhash_similar_joinsel(internal, oid, internal, smallint, internal) IS
     'join selectivity of %';
 ALTER OPERATOR % (minhash, minhash) SET (RESTRICT = minhash_similar_sel, JOIN = minhash_similar_joinsel);
+-- ---------------------------------------------------------------------------
+-- Issue 12: hash families, text search words, btree and hash operator classes.
+-- ---------------------------------------------------------------------------
+
+-- ---------------------------------------------------------------------------
+-- Hash families (docs/sql.md, "Hash families"). Every signature records its
+-- family; signatures of different families are never compared.
+--   native      XXH3-64 + multiply-add-shift (the default, 1.0's only family)
+--   datasketch  datasketch.MinHash(num_perm, seed) bit for bit
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE minhash_family AS ENUM ('native', 'datasketch');
+COMMENT ON TYPE minhash_family IS 'hash family of a MinHash signature';
+
+-- The family comes second and has no default, so minhash(doc) and
+-- minhash(doc, 'char') keep meaning the native functions; name it:
+-- minhash(body, family => 'datasketch').
+CREATE FUNCTION minhash(doc text, family minhash_family, unit text DEFAULT 'word',
+                        k integer DEFAULT 0, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document, with a hash family';
+
+CREATE FUNCTION minhash(elements anyarray, family minhash_family, num_perm integer DEFAULT 128,
+                        seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_array_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION minhash(anyarray, minhash_family, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements (their UTF-8 text forms), with a hash family';
+
+CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, seed bigint)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint) IS
+    'signature from exported values (each 0..4294967295), the hash family and the seed they were computed with';
+
+CREATE FUNCTION minhash_family(sig minhash) RETURNS minhash_family
+    AS 'MODULE_PATHNAME', 'minhash_sig_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_family(minhash) IS 'hash family of a signature';
+
+-- ---------------------------------------------------------------------------
+-- Words from PostgreSQL's text search (docs/sql.md, "Stop words and
+-- stemming"): the lexemes of to_tsvector(config, doc) in document order,
+-- shingled k at a time. IMMUTABLE as to_tsvector(regconfig, text) is: the
+-- configuration is explicit (a change to its dictionaries or stop-word
+-- files calls for a REINDEX, as for a text search index).
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash(doc text, config regconfig, k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1,
+                        family minhash_family DEFAULT 'native')
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, regconfig, integer, integer, bigint, minhash_family) IS
+    'MinHash signature of the k-lexeme shingles of to_tsvector(config, doc), in document order';
+
+-- k has no default here: minhash_shingles(doc, k) and minhash_shingles(doc,
+-- NULL) must keep resolving to the 1.0 function.
+-- An integer casts implicitly to regconfig, so for a varchar or char(n)
+-- document minhash(doc, 3, 256) would match both minhash(text, regconfig,
+-- ...) and the hint overload minhash(text, integer, "any", ...) equally well
+-- (ambiguous). These overloads keep it the hint's error.
+CREATE FUNCTION minhash(varchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(varchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+CREATE FUNCTION minhash(bpchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(bpchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
+CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS text[]
+    AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS
+    'distinct k-lexeme shingles of to_tsvector(config, doc), in order of first appearance (k = 0: 5)';
+
+-- ---------------------------------------------------------------------------
+-- Exact equality and a total order (src/pg/compare.cpp): btree and hash
+-- operator classes for GROUP BY, DISTINCT, UNIQUE, merge and hash joins.
+-- The order is family, seed, num_perm, then the values: total, stable, and
+-- meaningless beyond that (similarity is % and <%>).
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash_lt(minhash, minhash) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_le(minhash, minhash) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_gt(minhash, minhash) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_ge(minhash, minhash) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'minhash_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_cmp(minhash, minhash) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_hash(minhash) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION minhash_hash_extended(minhash, bigint) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash_hash_extended' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_lt(minhash, minhash) IS 'less than, in the btree order of signatures';
+COMMENT ON FUNCTION minhash_le(minhash, minhash) IS 'less than or equal, in the btree order of signatures';
+COMMENT ON FUNCTION minhash_gt(minhash, minhash) IS 'greater than, in the btree order of signatures';
+COMMENT ON FUNCTION minhash_ge(minhash, minhash) IS 'greater than or equal, in the btree order of signatures';
+COMMENT ON FUNCTION minhash_cmp(minhash, minhash) IS 'btree comparison of signatures (-1, 0, 1)';
+COMMENT ON FUNCTION minhash_hash(minhash) IS 'hash of a signature, for hash indexes and joins';
+COMMENT ON FUNCTION minhash_hash_extended(minhash, bigint) IS 'seeded 64-bit hash of a signature';
+
+CREATE OPERATOR < (
+    LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+CREATE OPERATOR <= (
+    LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+CREATE OPERATOR > (
+    LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+CREATE OPERATOR >= (
+    LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+COMMENT ON OPERATOR < (minhash, minhash) IS 'less than (btree order)';
+COMMENT ON OPERATOR <= (minhash, minhash) IS 'less than or equal (btree order)';
+COMMENT ON OPERATOR > (minhash, minhash) IS 'greater than (btree order)';
+COMMENT ON OPERATOR >= (minhash, minhash) IS 'greater than or equal (btree order)';
+
+CREATE OPERATOR CLASS minhash_btree_ops DEFAULT FOR TYPE minhash USING btree AS
+    OPERATOR 1 < (minhash, minhash),
+    OPERATOR 2 <= (minhash, minhash),
+    OPERATOR 3 = (minhash, minhash),
+    OPERATOR 4 >= (minhash, minhash),
+    OPERATOR 5 > (minhash, minhash),
+    FUNCTION 1 minhash_cmp(minhash, minhash);
+
+CREATE OPERATOR CLASS minhash_hash_ops DEFAULT FOR TYPE minhash USING hash AS
+    OPERATOR 1 = (minhash, minhash),
+    FUNCTION 1 minhash_hash(minhash),
+    FUNCTION 2 minhash_hash_extended(minhash, bigint);
+
+-- = becomes hashable and mergeable (CREATE OPERATOR ... HASHES, MERGES in a
+-- fresh install). PostgreSQL 15 has no ALTER OPERATOR ... SET (HASHES), so
+-- the flags are set in the catalog, for this extension's operator only.
+UPDATE pg_catalog.pg_operator SET oprcanhash = true, oprcanmerge = true
+    WHERE oid = '=(minhash, minhash)'::pg_catalog.regoperator;
+
+COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal (same family, seed, num_perm and values)';
+COMMENT ON TYPE minhash IS
+    'MinHash signature of a set: [family:]seed:[v1,...,vk]; minhash(k) fixes num_perm k';
+COMMENT ON CAST (bigint[] AS minhash) IS 'import native-family values computed with seed 1 (minhash_from_array names family and seed)';
 
 -- minhash(doc, 3): an error whose hint names k => 3 (src/sql/20_functions.sql)
 CREATE FUNCTION minhash(text, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,

@@ -150,3 +150,52 @@ SELECT count(*) AS files_left FROM copyright;
 \else
 \echo 'the lsh index is not built yet'
 \endif
+
+\echo '==== 11. Stop words and stemming: words from PostgreSQL text search ===='
+\echo '-- config => regconfig: the words are the lexemes of to_tsvector(config, body), in document order'
+\set ECHO queries
+SELECT unit, shingles
+FROM (VALUES ('word', minhash_shingles('Redistributions of source code must retain the above copyright notice', 3)),
+             ('english', minhash_shingles('Redistributions of source code must retain the above copyright notice', 3,
+                                          config => 'english'))) v(unit, shingles);
+\set ECHO none
+\echo '-- the copyright files again, signed on english lexemes (minhash.similarity_threshold is 0.8)'
+\timing on
+\set ECHO queries
+ALTER TABLE texts ADD COLUMN sig_english minhash;
+UPDATE texts SET sig_english = minhash(body, config => 'english');
+\set ECHO none
+\timing off
+\set ECHO queries
+SELECT count(*) FILTER (WHERE a.sig % b.sig) AS similar_word,
+       count(*) FILTER (WHERE a.sig_english % b.sig_english) AS similar_english
+FROM texts a JOIN texts b ON a.label < b.label;
+\set ECHO none
+\echo '-- pairs on which the two kinds of words disagree at 0.8, with the exact Jaccard of both'
+\set ECHO queries
+SELECT a.label AS package_a, b.label AS package_b,
+       round(jaccard(minhash_shingles(a.body), minhash_shingles(b.body))::numeric, 3) AS exact_word,
+       round(jaccard(minhash_shingles(a.body, 0, config => 'english'),
+                     minhash_shingles(b.body, 0, config => 'english'))::numeric, 3) AS exact_english
+FROM texts a JOIN texts b ON a.label < b.label AND (a.sig % b.sig) <> (a.sig_english % b.sig_english)
+ORDER BY 1, 2 LIMIT 8;
+\set ECHO none
+
+\echo '==== 12. Hash families: datasketch-compatible signatures ===='
+\echo '-- family => datasketch gives what Python datasketch.MinHash(num_perm, seed) gives for the same shingles'
+\set ECHO queries
+SELECT minhash(body, family => 'datasketch', num_perm => 4, seed => 1) AS datasketch,
+       minhash(body, num_perm => 4) AS native
+FROM licence WHERE name = 'BSD';
+\set ECHO none
+\echo '-- signatures of different families are never compared:'
+\set ON_ERROR_STOP 0
+\set ECHO queries
+SELECT jaccard(minhash(body, family => 'datasketch'), minhash(body)) FROM licence WHERE name = 'BSD';
+\set ECHO none
+\set ON_ERROR_STOP 1
+
+\echo '==== 13. Exact equality: GROUP BY and DISTINCT on signatures (btree and hash operator classes) ===='
+\set ECHO queries
+SELECT count(*) AS texts, count(DISTINCT sig) AS distinct_signatures FROM texts;
+\set ECHO none

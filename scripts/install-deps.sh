@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     g++ make cmake pkg-config clang libclang-rt-dev
     postgresql-15 postgresql-server-dev-15 postgresql-contrib
-    libxxhash-dev libunistring-dev
+    libxxhash-dev libunistring-dev nettle-dev zlib1g-dev
     googletest libgtest-dev libbenchmark-dev
     libipc-run-perl
     python3 python3-psycopg

@@ -119,7 +119,7 @@ SELECT '1:[1,2]'::minhash | '1:[1]';
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash_merge('1:[1,2]', '3:[1,2]');
 \echo :LAST_ERROR_SQLSTATE
+-- exact equality (= <>, the btree and hash opclasses' operator) is total
+-- since 1.1: signatures built differently are simply not equal
 SELECT '1:[1,2]'::minhash = '1:[1,2,3]';
-\echo :LAST_ERROR_SQLSTATE
 SELECT '1:[1,2]'::minhash <> '5:[1,2]';
-\echo :LAST_ERROR_SQLSTATE

@@ -5,6 +5,8 @@
 #   error_vs_numperm.png    seed 004 figs. 13-15
 #   scurve.png              seed 004 figs. 27-32: P(candidate) vs similarity
 #   time_vs_n.png           seed 000 fig. 4: brute force vs signatures vs LSH
+#   hash_families.png       seed 000 fig. 3, seed 004, seed 002: hash families
+#                           (bench/hash_families.cpp, the core alone)
 # Data go to $RESULTS/plots/*.tsv, pictures to $RESULTS/plots/ and, for a
 # full (non-smoke) run, to bench/plots/.
 
@@ -18,6 +20,7 @@ section_plots() {
     section "seed experiments (plots)"
     PLOTS=$RESULTS/plots
     mkdir -p "$PLOTS"
+    plot_hash_families
     if [ "$have_ext" != 1 ] || ! have_fn minhash_shingles || ! have_fn jaccard; then
         not_available "minhash_shingles / jaccard (SQL functions) for the plots"
         return
@@ -176,4 +179,25 @@ CREATE INDEX s_lsh ON s USING lsh (sig) WITH (threshold = 0.5);
 SELECT count(*) FROM minhash_similar_pairs('s_lsh', 'id', 0.5);
 SQL
     esac
+}
+
+# Seed 000 fig. 3 (modular, multiplicative, Murmur3), seed 004 (modular vs
+# Jenkins), seed 002 (CRC32), and the extension's native and datasketch
+# families: CPU time per signature and mean absolute error against the exact
+# Jaccard of the planted pairs, the same sets for every family (word
+# 5-shingles of the first HASH_FAMILY_ROWS documents, default 10,000).
+plot_hash_families() {
+    local n=${HASH_FAMILY_ROWS:-10000}
+    [ "$smoke" = 1 ] && n=${HASH_FAMILY_ROWS:-2000}   # the slow families take minutes at 10,000
+    [ "$n" -gt "$ROWS" ] && n=$ROWS
+    nice "$bench/build/hash_families" "$DATA/docs.tsv" "$DATA/truth.tsv" "$n" 128 >"$PLOTS/hash_families.tsv"
+    {
+        echo
+        echo "Hash families ($n documents, 128 functions; bench/hash_families.cpp):"
+        echo
+        echo "| family | µs per signature (CPU) | mean abs. error | pairs |"
+        echo "|---|---|---|---|"
+        awk -F'\t' 'NR > 1 { printf "| %s | %.1f | %.4f | %s |\n", $1, $2 / 1000, $3, $4 }' "$PLOTS/hash_families.tsv"
+    } | tee -a "$RESULTS/report.md"
+    gp hash_families "info='$n documents, '"
 }

@@ -130,4 +130,27 @@ void encode_signature_binary(int version, int flags, int num_perm, uint64_t seed
         put32(out + kSigBinaryHeader + 4 * static_cast<size_t>(i), values[i]);
 }
 
+bool parse_family_prefix(std::string_view text, HashFamily *family, size_t *rest) {
+    Cursor c{text};
+    *family = HashFamily::Native;
+    *rest = 0;
+    c.skip_space();
+    const size_t start = c.i;
+    auto name_char = [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '_';
+    };
+    while (!c.at_end() && name_char(c.peek()))
+        c.i++;
+    if (c.i == start || is_digit(text[start]) || text[start] == '_')
+        return true;  // no name: the seed comes first
+    const std::string_view name = text.substr(start, c.i - start);
+    c.skip_space();
+    if (c.peek() != ':')
+        return true;  // not a prefix
+    if (!parse_hash_family(name, family))
+        return false;
+    *rest = c.i + 1;
+    return true;
+}
+
 }  // namespace minhash

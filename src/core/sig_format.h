@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/signature.h"
+
 namespace minhash {
 
 enum class SigTextError : uint8_t {
@@ -26,6 +28,13 @@ enum class SigTextError : uint8_t {
 // into seed and values[0..*n); values has room for max_values.
 SigTextError parse_signature_text(std::string_view text, int64_t *seed, uint32_t *values,
                                   int max_values, int *n);
+
+// An optional "family:" before the seed ("datasketch:42:[...]"; the native
+// family is written without one, as 1.0 wrote every signature). Sets *family
+// (Native when there is no prefix) and *rest to the offset where the seed
+// starts. False if a name followed by ':' is not a family; a name without a
+// ':' is not a prefix (*rest = 0: parse_signature_text reports the seed).
+bool parse_family_prefix(std::string_view text, HashFamily *family, size_t *rest);
 
 // The binary form: uint8 version, uint8 flags, uint16 num_perm, int64 seed,
 // num_perm x uint32, all big-endian.

@@ -34,6 +34,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/datasketch.h"
 #include "core/normalize_impl.h"
 #include "core/signature_impl.h"
 
@@ -95,17 +96,75 @@ void signature_update_portable(const PermutationFamily &family, const uint64_t *
     }
 }
 
+// The datasketch family: one SHA-1-derived 32-bit key per element, k
+// modular permutations. The same blocking as the native kernel; no SIMD (the
+// SHA-1 per element costs more than the permutations).
+void signature_update_datasketch(const PermutationFamily &family, const uint64_t *hashes,
+                                 size_t n, uint32_t *sig) noexcept {
+    constexpr size_t kBlock = 8;
+    const int k = clamp_num_perm(family.num_perm);
+    for (size_t done = 0; done < n; done += kBlock) {
+        uint64_t x[kBlock];
+        const size_t m = std::min(kBlock, n - done);
+        for (size_t j = 0; j < kBlock; ++j)
+            x[j] = hashes[done + (j < m ? j : 0)] & UINT32_MAX;
+        for (int i = 0; i < k; ++i) {
+            const uint64_t a = family.a[i];
+            const uint64_t b = family.b[i];
+            uint32_t v = sig[i];
+            for (size_t j = 0; j < kBlock; ++j)
+                v = std::min(v, datasketch_permute(a, b, x[j]));
+            sig[i] = v;
+        }
+    }
+}
+
 }  // namespace detail
 
-void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed) noexcept {
+bool parse_hash_family(std::string_view name, HashFamily *out) noexcept {
+    if (name == "native")
+        *out = HashFamily::Native;
+    else if (name == "datasketch")
+        *out = HashFamily::Datasketch;
+    else
+        return false;
+    return true;
+}
+
+const char *hash_family_name(HashFamily family) noexcept {
+    switch (family) {
+    case HashFamily::Native:
+        return "native";
+    case HashFamily::Datasketch:
+        return "datasketch";
+    }
+    return "unknown";
+}
+
+uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept {
+    return family == HashFamily::Datasketch ? sha1_hash32(data, len) : XXH3_64bits(data, len);
+}
+
+void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed,
+                             HashFamily kind) noexcept {
     const int k = clamp_num_perm(num_perm);
     family->num_perm = k;
     family->seed = seed;
-    for (int i = 0; i < k; ++i) {
-        family->a[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 1);
-        family->b[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 2);
+    family->kind = kind;
+    if (kind == HashFamily::Datasketch) {
+        // Interleaved a_0, b_0, a_1, b_1, ... as datasketch's list comprehension draws them.
+        Mt19937 rng(static_cast<uint32_t>(seed));
+        for (int i = 0; i < k; ++i) {
+            family->a[i] = legacy_randint_u64(rng, 1, kMersenne61);
+            family->b[i] = legacy_randint_u64(rng, 0, kMersenne61);
+        }
+    } else {
+        for (int i = 0; i < k; ++i) {
+            family->a[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 1);
+            family->b[i] = splitmix64_nth(seed, 2 * uint64_t(i) + 2);
+        }
     }
-    // Unused tail zeroed so the struct's bytes are a function of (k, seed).
+    // Unused tail zeroed so the struct's bytes are a function of (k, seed, kind).
     for (int i = k; i < kMaxNumPerm; ++i)
         family->a[i] = family->b[i] = 0;
 }
@@ -117,7 +176,10 @@ void signature_init(uint32_t *sig, int num_perm) noexcept {
 void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                       uint32_t *sig) noexcept {
     static const UpdateFn kernel = choose_kernel();
-    kernel(family, hashes, n, sig);
+    if (family.kind == HashFamily::Datasketch)
+        detail::signature_update_datasketch(family, hashes, n, sig);
+    else
+        kernel(family, hashes, n, sig);
 }
 
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept {
@@ -144,7 +206,7 @@ class SignatureSink {
         last_end_ = end;
         if (count_ >= static_cast<uint64_t>(k_)) {
             const uint32_t first = ring_[pos_];  // start of unit count_ − k
-            push(XXH3_64bits(text_ + first, end - first));
+            push(hash(text_ + first, end - first));
         }
         return !interrupted_;
     }
@@ -158,7 +220,7 @@ class SignatureSink {
     // A text with fewer than k units is one shingle: all of it.
     void finish() {
         if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            push(XXH3_64bits(text_, last_end_));
+            push(hash(text_, last_end_));
         flush();
     }
 
@@ -166,6 +228,11 @@ class SignatureSink {
 
   private:
     static constexpr size_t kBlock = 64;
+
+    uint64_t hash(const char *p, size_t len) const {
+        return family_.kind == HashFamily::Native ? XXH3_64bits(p, len)
+                                                  : family_hash(family_.kind, p, len);
+    }
 
     void push(uint64_t h) {
         block_[nblock_++] = h;

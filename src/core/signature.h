@@ -17,23 +17,43 @@ constexpr uint64_t kDefaultSeed = 1;
 // The value of every position in the signature of the empty set.
 constexpr uint32_t kEmptyValue = UINT32_MAX;
 
+// How elements are hashed and permuted. The number is stored in every
+// signature (its flags byte), so keep the values stable.
+//  Native      XXH3-64 of the bytes, folded to 32 bits, then multiply-add-shift
+//              with splitmix64 parameters (signature.cpp)
+//  Datasketch  datasketch.MinHash's defaults, bit for bit (datasketch.h)
+enum class HashFamily : uint8_t { Native = 0, Datasketch = 1 };
+constexpr int kNumHashFamilies = 2;
+
+// "native" / "datasketch"; false for any other name.
+bool parse_hash_family(std::string_view name, HashFamily *out) noexcept;
+const char *hash_family_name(HashFamily family) noexcept;
+
+// The element hash of a family, over an element's (or shingle's) bytes:
+// XXH3-64 (hash_bytes) for Native, sha1_hash32 for Datasketch.
+uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept;
+
 // Parameters of the k hash functions, derived deterministically from
 // (seed, index) only -- not from k -- so the first j functions of a k-function
 // family are the j-function family: a signature's prefix is a valid signature.
+// (Datasketch draws (a_i, b_i) in order from one generator: the same holds.)
 // Trivially copyable on purpose: the PostgreSQL glue caches it in palloc'd memory.
 struct PermutationFamily {
     int num_perm;
     uint64_t seed;
+    HashFamily kind;
     uint64_t a[kMaxNumPerm];
     uint64_t b[kMaxNumPerm];
 };
 
-void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed) noexcept;
+// Datasketch seeds must be at most kMaxDatasketchSeed (only the low 32 bits are used).
+void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed,
+                             HashFamily kind = HashFamily::Native) noexcept;
 
 // sig[0..k) = kEmptyValue
 void signature_init(uint32_t *sig, int num_perm) noexcept;
 
-// Folds n element hashes (from hash_bytes) into sig: sig[i] = min(sig[i], h_i(x)).
+// Folds n element hashes (from family_hash with the family's kind) into sig: sig[i] = min(sig[i], h_i(x)).
 void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                       uint32_t *sig) noexcept;
 

@@ -22,6 +22,10 @@ inline uint32_t permute(uint64_t a, uint64_t b, uint32_t x) {
 void signature_update_portable(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                                uint32_t *sig) noexcept;
 
+// The datasketch family's kernel (datasketch.h), any architecture.
+void signature_update_datasketch(const PermutationFamily &family, const uint64_t *hashes,
+                                 size_t n, uint32_t *sig) noexcept;
+
 // AVX2 kernel; call only when cpu_has_avx2().
 bool cpu_has_avx2() noexcept;
 void signature_update_avx2(const PermutationFamily &family, const uint64_t *hashes, size_t n,

@@ -81,7 +81,7 @@ minhash_agg_trans(PG_FUNCTION_ARGS)
 		minhash_check_num_perm(num_perm);
 		MemoryContext old = MemoryContextSwitchTo(aggcontext);
 
-		state = minhash_sig_alloc(num_perm, seed);
+		state = minhash_sig_alloc(num_perm, seed, MINHASH_FAMILY_NATIVE);
 		MemoryContextSwitchTo(old);
 	}
 	else if (state->num_perm != num_perm || state->seed != seed)
@@ -108,9 +108,10 @@ minhash_agg_trans(PG_FUNCTION_ARGS)
 		element_text_init(&cache->elem, elemtype, fcinfo->flinfo->fn_mcxt);
 		cache->have_elem = true;
 	}
-	family = minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed);
+	family = minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed,
+							 MINHASH_FAMILY_NATIVE);
 
-	h = element_hash(&cache->elem, PG_GETARG_DATUM(1));
+	h = element_hash(&cache->elem, PG_GETARG_DATUM(1), MINHASH_FAMILY_NATIVE);
 	minhash::signature_update(*family, &h, 1, state->values);
 	PG_RETURN_POINTER(state);
 }

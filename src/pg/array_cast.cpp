@@ -1,7 +1,9 @@
 /*
  * Export and import of signatures as int8[] (the values; int8 because SQL has
- * no unsigned 32-bit type), for other MinHash tools. The seed is not part of
- * the array: it is given on import.
+ * no unsigned 32-bit type), for other MinHash tools. The family and seed are
+ * not part of the array: they are given on import. The cast int8[] → minhash
+ * and minhash_from_array(values, seed) import native signatures (as in 1.0);
+ * minhash_from_array(values, family, seed) names the family.
  */
 #include "pg/minhash.h"
 
@@ -11,6 +13,7 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(minhash_to_array);
 PG_FUNCTION_INFO_V1(minhash_from_array);
+PG_FUNCTION_INFO_V1(minhash_from_array_family);
 }
 
 extern "C" Datum
@@ -25,12 +28,9 @@ minhash_to_array(PG_FUNCTION_ARGS)
 										  TYPALIGN_DOUBLE));
 }
 
-/* minhash_from_array(int8[] [, seed int8]): the cast int8[] → minhash passes no seed (1) */
-extern "C" Datum
-minhash_from_array(PG_FUNCTION_ARGS)
+static MinHashSig *
+from_array(ArrayType *arr, uint64 seed, int family)
 {
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	uint64		seed = PG_NARGS() > 1 ? (uint64) PG_GETARG_INT64(1) : 1;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -47,7 +47,8 @@ minhash_from_array(PG_FUNCTION_ARGS)
 				 errmsg("a signature has between %d and %d values, not %d",
 						MINHASH_MIN_NUM_PERM, MINHASH_MAX_NUM_PERM, n)));
 
-	sig = minhash_sig_alloc(n, seed);
+	minhash_check_family_seed(family, seed);
+	sig = minhash_sig_alloc(n, seed, family);
 	for (int i = 0; i < n; i++)
 	{
 		int64		v;
@@ -66,5 +67,24 @@ minhash_from_array(PG_FUNCTION_ARGS)
 							   PG_UINT32_MAX, i + 1)));
 		sig->values[i] = (uint32) v;
 	}
-	PG_RETURN_MINHASH_P(sig);
+	return sig;
+}
+
+/* minhash_from_array(int8[] [, seed int8]): native; the cast int8[] → minhash passes no seed (1) */
+extern "C" Datum
+minhash_from_array(PG_FUNCTION_ARGS)
+{
+	uint64		seed = PG_NARGS() > 1 ? (uint64) PG_GETARG_INT64(1) : 1;
+
+	PG_RETURN_MINHASH_P(from_array(PG_GETARG_ARRAYTYPE_P(0), seed, MINHASH_FAMILY_NATIVE));
+}
+
+/* minhash_from_array(int8[], family minhash_family, seed int8) */
+extern "C" Datum
+minhash_from_array_family(PG_FUNCTION_ARGS)
+{
+	int			family = minhash_family_arg(PG_GETARG_DATUM(1));
+
+	PG_RETURN_MINHASH_P(from_array(PG_GETARG_ARRAYTYPE_P(0), (uint64) PG_GETARG_INT64(2),
+								   family));
 }

@@ -5,6 +5,7 @@
  * text[] of minhash_shingles(doc) hashes exactly like minhash(doc).
  */
 #include "core/hash.h"
+#include "core/signature.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -72,12 +73,12 @@ element_text(ElementText *et, Datum value, size_t *len, void **to_free)
 }
 
 uint64
-element_hash(ElementText *et, Datum value)
+element_hash(ElementText *et, Datum value, int family)
 {
 	size_t		len;
 	void	   *to_free;
 	const char *str = element_text(et, value, &len, &to_free);
-	uint64		h = minhash::hash_bytes(str, len);
+	uint64		h = minhash::family_hash((minhash::HashFamily) family, str, len);
 
 	if (to_free)
 		pfree(to_free);

@@ -34,11 +34,17 @@ struct ShingleSpec;
  * server's native order:
  *   int32  vl_len_    varlena header
  *   uint8  version    MINHASH_FORMAT_VERSION
- *   uint8  flags      0 (reserved)
+ *   uint8  flags      low 4 bits: the hash family (minhash::HashFamily);
+ *                     high 4 bits 0 (reserved)
  *   uint16 num_perm   k, 1..1024
  *   uint64 seed       seed of the hash family
  *   uint32 values[k]  the minima
  * The type is declared with ALIGNMENT = double so seed is 8-aligned once detoasted.
+ *
+ * Version 1.0 of the extension wrote flags = 0 and had one family, the
+ * native one, which is family 0: every 1.0 signature (on disk, in text or
+ * binary form) reads as a native signature without conversion, and the
+ * format version stays 1.
  */
 typedef struct MinHashSig
 {
@@ -51,6 +57,12 @@ typedef struct MinHashSig
 } MinHashSig;
 
 #define MINHASH_FORMAT_VERSION 1
+#define MINHASH_FLAGS_FAMILY_MASK 0x0F
+/* families 0 .. MINHASH_NUM_FAMILIES-1 exist (mirrors minhash::kNumHashFamilies) */
+#define MINHASH_NUM_FAMILIES 2
+#define MINHASH_FAMILY_NATIVE 0
+#define MINHASH_FAMILY_DATASKETCH 1
+#define MinHashSigFamily(sig) ((int) ((sig)->flags & MINHASH_FLAGS_FAMILY_MASK))
 #define MINHASH_SIG_SIZE(k) (offsetof(MinHashSig, values) + sizeof(uint32) * (k))
 /* Mirrors minhash::kMinNumPerm/kMaxNumPerm for code that does not include the core. */
 #define MINHASH_MIN_NUM_PERM 1
@@ -64,9 +76,22 @@ typedef struct MinHashSig
 /* src/pg/sig.cpp */
 
 /* palloc'd, zeroed signature with header filled in, values set to the empty set's */
-MinHashSig *minhash_sig_alloc(int num_perm, uint64 seed);
+MinHashSig *minhash_sig_alloc(int num_perm, uint64 seed, int family);
 
-/* ERRCODE_INVALID_PARAMETER_VALUE unless a and b have the same k and seed */
+/* true if flags is a valid flags byte (a known family, reserved bits 0) */
+bool		minhash_flags_valid(int flags);
+
+/* "native", "datasketch" */
+const char *minhash_family_name(int family);
+
+/*
+ * The family named by an enum minhash_family value (its label), and the seed
+ * checked against what the family accepts: ERRCODE_INVALID_PARAMETER_VALUE.
+ */
+int			minhash_family_arg(Datum family_enum);
+void		minhash_check_family_seed(int family, uint64 seed);
+
+/* ERRCODE_INVALID_PARAMETER_VALUE unless a and b have the same family, k and seed */
 void minhash_check_compatible(const MinHashSig *a, const MinHashSig *b);
 
 /* PG_DETOAST_DATUM plus ERRCODE_DATA_CORRUPTED if the header is not a valid version 1 */
@@ -91,7 +116,7 @@ bool minhash_query_fields(Datum query, Datum *sig, double *threshold);
  */
 const minhash::PermutationFamily *minhash_family(MemoryContext mcxt,
 												 minhash::PermutationFamily **slot,
-												 int num_perm, uint64 seed);
+												 int num_perm, uint64 seed, int kind);
 
 /*
  * Core failures, reported by the noexcept helpers that call the core and
@@ -145,8 +170,8 @@ void		element_text_init(ElementText *et, Oid typid, MemoryContext mcxt);
  */
 const char *element_text(ElementText *et, Datum value, size_t *len, void **to_free);
 
-/* 64-bit hash (minhash::hash_bytes) of the element's UTF-8 text form */
-uint64		element_hash(ElementText *et, Datum value);
+/* 64-bit hash (minhash::family_hash) of the element's UTF-8 text form */
+uint64		element_hash(ElementText *et, Datum value, int family);
 
 /* src/pg/shingle_funcs.cpp: arguments shared with minhash(text) */
 
@@ -155,6 +180,30 @@ minhash::ShingleSpec minhash_shingle_spec(text *unit_name, int32 k);
 
 /* the document's bytes in UTF-8 (converted if the database encoding differs) */
 const char *minhash_doc_utf8(text *doc, size_t *len);
+
+/* src/pg/lexemes.cpp: words from a text search configuration */
+
+/* The lexemes in document order, UTF-8, joined by single spaces in text */
+typedef struct LexemeText
+{
+	char	   *text;
+	uint32	   *starts;			/* byte offset of each lexeme */
+	uint32	   *ends;			/* one past each lexeme */
+	int			count;
+} LexemeText;
+
+void		minhash_lexemes(Oid cfg, text *doc, LexemeText *out);
+
+/* k of a lexeme shingle checked as for words (0: the word default, 5) */
+int			minhash_lexeme_k(int32 k);
+
+/* folds the k-lexeme shingles into values (initialised by the caller) */
+void		minhash_lexeme_signature(const LexemeText *lx, int k,
+									 const minhash::PermutationFamily *family, uint32 *values);
+
+/* text[] of the distinct k-lexeme shingles, in order of first appearance */
+struct ArrayType;
+ArrayType  *minhash_lexeme_shingles(const LexemeText *lx, int k);
 
 /* src/pg/signature_hints.cpp */
 

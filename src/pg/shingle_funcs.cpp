@@ -18,6 +18,7 @@ extern "C" {
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(minhash_shingles);
+PG_FUNCTION_INFO_V1(minhash_shingles_config);
 }
 
 /*
@@ -160,7 +161,8 @@ minhash_shingle_spec(text *unit_name, int32 k)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown shingle unit \"%s\"", name),
-				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\".")));
+				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\"; "
+						 "a text search configuration is passed as config => '%s'.", name)));
 	if (k < 0 || k > minhash::kMaxShingleSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -172,6 +174,19 @@ minhash_shingle_spec(text *unit_name, int32 k)
 	spec.k = (k == 0) ? minhash::default_shingle_size(spec.unit) : k;
 	pfree(name);
 	return spec;
+}
+
+int
+minhash_lexeme_k(int32 k)
+{
+	if (k < 0 || k > minhash::kMaxShingleSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle size k must be between 1 and %d, not %d",
+						minhash::kMaxShingleSize, k),
+				 errhint("k = 0 selects the default: %d lexemes.",
+						 minhash::default_shingle_size(minhash::ShingleUnit::Word))));
+	return k == 0 ? minhash::default_shingle_size(minhash::ShingleUnit::Word) : k;
 }
 
 /* The document's bytes in UTF-8, the encoding the core expects */
@@ -237,4 +252,17 @@ minhash_shingles(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+/* minhash_shingles(doc, k, config): shingles of the lexemes (lexemes.cpp) */
+extern "C" Datum
+minhash_shingles_config(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int			k = minhash_lexeme_k(PG_GETARG_INT32(1));
+	Oid			cfg = PG_GETARG_OID(2);
+	LexemeText	lx;
+
+	minhash_lexemes(cfg, doc, &lx);
+	PG_RETURN_ARRAYTYPE_P(minhash_lexeme_shingles(&lx, k));
 }

@@ -6,23 +6,71 @@
 #include <exception>
 #include <new>
 
+#include "core/datasketch.h"
 #include "core/signature.h"
 #include "pg/minhash.h"
 
 extern "C" {
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 }
 
+static_assert(MINHASH_NUM_FAMILIES == minhash::kNumHashFamilies,
+			  "the glue's family count mirrors the core's");
+static_assert(MINHASH_FAMILY_DATASKETCH == (int) minhash::HashFamily::Datasketch,
+			  "family numbers are stored on disk: the glue and the core agree");
+
+bool
+minhash_flags_valid(int flags)
+{
+	return (flags & ~MINHASH_FLAGS_FAMILY_MASK) == 0 &&
+		(flags & MINHASH_FLAGS_FAMILY_MASK) < MINHASH_NUM_FAMILIES;
+}
+
+const char *
+minhash_family_name(int family)
+{
+	return minhash::hash_family_name((minhash::HashFamily) family);
+}
+
+int
+minhash_family_arg(Datum family_enum)
+{
+	/* the enum's label; the enum and the core name the same families */
+	char	   *label = DatumGetCString(DirectFunctionCall1(enum_out, family_enum));
+	minhash::HashFamily family;
+
+	if (!minhash::parse_hash_family(label, &family))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown minhash hash family \"%s\"", label),
+				 errhint("Valid families are \"native\" and \"datasketch\".")));
+	pfree(label);
+	return (int) family;
+}
+
+void
+minhash_check_family_seed(int family, uint64 seed)
+{
+	if (family == MINHASH_FAMILY_DATASKETCH && seed > minhash::kMaxDatasketchSeed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("seed %lld is out of range for the datasketch family",
+						(long long) (int64) seed),
+				 errdetail("datasketch seeds NumPy's RandomState, which takes 0 to %llu.",
+						   (unsigned long long) minhash::kMaxDatasketchSeed)));
+}
+
 MinHashSig *
-minhash_sig_alloc(int num_perm, uint64 seed)
+minhash_sig_alloc(int num_perm, uint64 seed, int family)
 {
 	Size		size = MINHASH_SIG_SIZE(num_perm);
 	MinHashSig *sig = (MinHashSig *) palloc0(size);
 
 	SET_VARSIZE(sig, size);
 	sig->version = MINHASH_FORMAT_VERSION;
-	sig->flags = 0;
+	sig->flags = (uint8) family;
 	sig->num_perm = (uint16) num_perm;
 	sig->seed = seed;
 	minhash::signature_init(sig->values, num_perm);
@@ -43,6 +91,15 @@ void
 minhash_check_compatible(const MinHashSig *a, const MinHashSig *b)
 {
 	/* Positions of signatures from different families estimate nothing. */
+	if (MinHashSigFamily(a) != MinHashSigFamily(b))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("minhash signatures have different hash families"),
+				 errdetail("The first is a %s signature, the second a %s signature.",
+						   minhash_family_name(MinHashSigFamily(a)),
+						   minhash_family_name(MinHashSigFamily(b))),
+				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed; "
+						 "minhash_family() shows a signature's family.")));
 	if (a->num_perm != b->num_perm)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -67,20 +124,21 @@ minhash_sig_detoast(Datum d)
 	Size		size = VARSIZE(sig);
 
 	if (size < MINHASH_SIG_SIZE(0) ||
-		sig->version != MINHASH_FORMAT_VERSION ||
+		sig->version != MINHASH_FORMAT_VERSION || !minhash_flags_valid(sig->flags) ||
 		sig->num_perm < MINHASH_MIN_NUM_PERM || sig->num_perm > MINHASH_MAX_NUM_PERM ||
 		size != MINHASH_SIG_SIZE(sig->num_perm))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid minhash signature"),
-				 errdetail("Size %zu, format version %d.", (size_t) size,
-						   size >= MINHASH_SIG_SIZE(0) ? (int) sig->version : -1)));
+				 errdetail("Size %zu, format version %d, flags %d.", (size_t) size,
+						   size >= MINHASH_SIG_SIZE(0) ? (int) sig->version : -1,
+						   size >= MINHASH_SIG_SIZE(0) ? (int) sig->flags : -1)));
 	return sig;
 }
 
 const minhash::PermutationFamily *
 minhash_family(MemoryContext mcxt, minhash::PermutationFamily **slot,
-			   int num_perm, uint64 seed)
+			   int num_perm, uint64 seed, int kind)
 {
 	minhash::PermutationFamily *family = *slot;
 
@@ -91,8 +149,9 @@ minhash_family(MemoryContext mcxt, minhash::PermutationFamily **slot,
 		family->num_perm = 0;	/* no family yet: never matches below */
 		*slot = family;
 	}
-	if (family->num_perm != num_perm || family->seed != seed)
-		minhash::init_permutation_family(family, num_perm, seed);
+	if (family->num_perm != num_perm || family->seed != seed ||
+		family->kind != (minhash::HashFamily) kind)
+		minhash::init_permutation_family(family, num_perm, seed, (minhash::HashFamily) kind);
 	return family;
 }
 

@@ -14,8 +14,11 @@ extern "C" {
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(minhash_text);
+PG_FUNCTION_INFO_V1(minhash_text_family);
+PG_FUNCTION_INFO_V1(minhash_text_config);
 PG_FUNCTION_INFO_V1(minhash_unknown);
 PG_FUNCTION_INFO_V1(minhash_array);
+PG_FUNCTION_INFO_V1(minhash_array_family);
 }
 
 /* fn_extra of both functions */
@@ -63,21 +66,29 @@ signature_of_text_helper(const minhash::PermutationFamily *family, const char *d
 	}
 }
 
+/* The hash family for a call, checked and cached in fn_extra */
+static const minhash::PermutationFamily *
+call_family(FunctionCallInfo fcinfo, int32 num_perm, uint64 seed, int kind)
+{
+	SignatureCache *cache = signature_cache(fcinfo);
+
+	minhash_check_num_perm(num_perm);
+	minhash_check_family_seed(kind, seed);
+	return minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed, kind);
+}
+
 /* The signature of one document; fcinfo only provides the family cache. */
 static MinHashSig *
 sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
-			  int32 num_perm, uint64 seed)
+			  int32 num_perm, uint64 seed, int kind)
 {
-	SignatureCache *cache = signature_cache(fcinfo);
-	const minhash::PermutationFamily *family;
+	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
 	size_t		len;
 	const char *utf8;
 	MinHashSig *sig;
 
-	minhash_check_num_perm(num_perm);
-	family = minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed);
 	utf8 = minhash_doc_utf8(doc, &len);
-	sig = minhash_sig_alloc(num_perm, seed);
+	sig = minhash_sig_alloc(num_perm, seed, kind);
 
 	/*
 	 * The core polls InterruptPending and stops early; service the interrupt
@@ -108,7 +119,42 @@ minhash_text(PG_FUNCTION_ARGS)
 	minhash_warn_large_k(PG_GETARG_INT32(2), PG_GETARG_TEXT_PP(1),
 						 &signature_cache(fcinfo)->warned_k);
 	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(3),
-									  seed_arg(fcinfo, 4)));
+									  seed_arg(fcinfo, 4), MINHASH_FAMILY_NATIVE));
+}
+
+/* minhash(doc, family, unit, k, num_perm, seed) */
+extern "C" Datum
+minhash_text_family(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(1));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(2), PG_GETARG_INT32(3));
+
+	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(4),
+									  seed_arg(fcinfo, 5), kind));
+}
+
+/*
+ * minhash(doc, config, k, num_perm, seed, family): words are the lexemes of
+ * to_tsvector(config, doc) (lexemes.cpp).
+ */
+extern "C" Datum
+minhash_text_config(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	Oid			cfg = PG_GETARG_OID(1);
+	int			k = minhash_lexeme_k(PG_GETARG_INT32(2));
+	int32		num_perm = PG_GETARG_INT32(3);
+	uint64		seed = seed_arg(fcinfo, 4);
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(5));
+	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
+	LexemeText	lx;
+	MinHashSig *sig;
+
+	minhash_lexemes(cfg, doc, &lx);
+	sig = minhash_sig_alloc(num_perm, seed, kind);
+	minhash_lexeme_signature(&lx, k, family, sig->values);
+	PG_RETURN_MINHASH_P(sig);
 }
 
 /*
@@ -125,20 +171,17 @@ minhash_unknown(PG_FUNCTION_ARGS)
 	spec.unit = minhash::ShingleUnit::Word;
 	spec.k = minhash::default_shingle_size(spec.unit);
 	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, minhash::kDefaultNumPerm,
-									  minhash::kDefaultSeed));
+									  minhash::kDefaultSeed, MINHASH_FAMILY_NATIVE));
 }
 
 /* Element hashes are folded into the signature this many at a time. */
 #define HASH_BATCH 256
 
-extern "C" Datum
-minhash_array(PG_FUNCTION_ARGS)
+static MinHashSig *
+sign_array(FunctionCallInfo fcinfo, ArrayType *arr, int32 num_perm, uint64 seed, int kind)
 {
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		num_perm = PG_GETARG_INT32(1);
-	uint64		seed = seed_arg(fcinfo, 2);
 	SignatureCache *cache = signature_cache(fcinfo);
-	const minhash::PermutationFamily *family;
+	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
 	MinHashSig *sig;
 	ArrayIterator it;
 	Datum		value;
@@ -146,14 +189,12 @@ minhash_array(PG_FUNCTION_ARGS)
 	uint64		hashes[HASH_BATCH];
 	size_t		n = 0;
 
-	minhash_check_num_perm(num_perm);
-	family = minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed);
 	if (!cache->have_elem || cache->elem.typid != ARR_ELEMTYPE(arr))
 	{
 		element_text_init(&cache->elem, ARR_ELEMTYPE(arr), fcinfo->flinfo->fn_mcxt);
 		cache->have_elem = true;
 	}
-	sig = minhash_sig_alloc(num_perm, seed);
+	sig = minhash_sig_alloc(num_perm, seed, kind);
 
 	/* A set: NULL elements are skipped, repeats change nothing (min is idempotent). */
 	it = array_create_iterator(arr, 0, NULL);
@@ -161,7 +202,7 @@ minhash_array(PG_FUNCTION_ARGS)
 	{
 		if (isnull)
 			continue;
-		hashes[n++] = element_hash(&cache->elem, value);
+		hashes[n++] = element_hash(&cache->elem, value, kind);
 		if (n == HASH_BATCH)
 		{
 			minhash::signature_update(*family, hashes, n, sig->values);
@@ -172,5 +213,22 @@ minhash_array(PG_FUNCTION_ARGS)
 	if (n > 0)
 		minhash::signature_update(*family, hashes, n, sig->values);
 	array_free_iterator(it);
-	PG_RETURN_MINHASH_P(sig);
+	return sig;
+}
+
+extern "C" Datum
+minhash_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_MINHASH_P(sign_array(fcinfo, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_INT32(1),
+								   seed_arg(fcinfo, 2), MINHASH_FAMILY_NATIVE));
+}
+
+/* minhash(elements, family, num_perm, seed) */
+extern "C" Datum
+minhash_array_family(PG_FUNCTION_ARGS)
+{
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(1));
+
+	PG_RETURN_MINHASH_P(sign_array(fcinfo, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_INT32(2),
+								   seed_arg(fcinfo, 3), kind));
 }

@@ -1,8 +1,9 @@
 /*
  * Comparing and combining signatures: jaccard (the estimate), the operators
- * % <%> = <> | %>=, minhash_similar(sig, q, t), and the accessors.
+ * % <%> | %>=, minhash_similar(sig, q, t), and the accessors. (Exact equality
+ * and order, = <> < <= > >=, are in compare.cpp.)
  *
- * Every binary function requires the same num_perm and seed: positions of
+ * Every binary function requires the same family, num_perm and seed: positions of
  * signatures from different hash families carry no information about each
  * other, so "not similar" would be a silent wrong answer.
  */
@@ -13,18 +14,18 @@
 extern "C" {
 #include "executor/executor.h"
 #include "funcapi.h"
+#include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(minhash_jaccard);
 PG_FUNCTION_INFO_V1(minhash_similar);
 PG_FUNCTION_INFO_V1(minhash_similar_t);
 PG_FUNCTION_INFO_V1(minhash_similar_query);
 PG_FUNCTION_INFO_V1(minhash_distance);
-PG_FUNCTION_INFO_V1(minhash_eq);
-PG_FUNCTION_INFO_V1(minhash_ne);
 PG_FUNCTION_INFO_V1(minhash_merge);
 PG_FUNCTION_INFO_V1(minhash_cardinality);
 PG_FUNCTION_INFO_V1(minhash_num_perm);
 PG_FUNCTION_INFO_V1(minhash_seed);
+PG_FUNCTION_INFO_V1(minhash_sig_family);
 }
 
 static double
@@ -113,28 +114,6 @@ minhash_distance(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(1.0 - estimate(fcinfo));
 }
 
-static bool
-equal(FunctionCallInfo fcinfo)
-{
-	MinHashSig *a = PG_GETARG_MINHASH_P(0);
-	MinHashSig *b = PG_GETARG_MINHASH_P(1);
-
-	minhash_check_compatible(a, b);
-	return memcmp(a->values, b->values, sizeof(uint32) * a->num_perm) == 0;
-}
-
-extern "C" Datum
-minhash_eq(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(equal(fcinfo));
-}
-
-extern "C" Datum
-minhash_ne(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(!equal(fcinfo));
-}
-
 /* a | b: the element-wise minimum is exactly the signature of the union */
 extern "C" Datum
 minhash_merge(PG_FUNCTION_ARGS)
@@ -144,7 +123,7 @@ minhash_merge(PG_FUNCTION_ARGS)
 	MinHashSig *result;
 
 	minhash_check_compatible(a, b);
-	result = minhash_sig_alloc(a->num_perm, a->seed);
+	result = minhash_sig_alloc(a->num_perm, a->seed, MinHashSigFamily(a));
 	memcpy(result->values, a->values, sizeof(uint32) * a->num_perm);
 	minhash::signature_merge(result->values, b->values, a->num_perm);
 	PG_RETURN_MINHASH_P(result);
@@ -168,4 +147,14 @@ extern "C" Datum
 minhash_seed(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64((int64) PG_GETARG_MINHASH_P(0)->seed);
+}
+
+/* minhash_family(sig): the enum minhash_family value of the signature's family */
+extern "C" Datum
+minhash_sig_family(PG_FUNCTION_ARGS)
+{
+	const char *name = minhash_family_name(MinHashSigFamily(PG_GETARG_MINHASH_P(0)));
+
+	return DirectFunctionCall2(enum_in, CStringGetDatum(name),
+							   ObjectIdGetDatum(get_fn_expr_rettype(fcinfo->flinfo)));
 }

@@ -1,6 +1,9 @@
 /*
- * Input/output of type minhash: the text form seed:[v1,...,vk], the binary
- * form, and the typmod minhash(k).
+ * Input/output of type minhash: the text form [family:]seed:[v1,...,vk], the
+ * binary form, and the typmod minhash(k).
+ *
+ * The family prefix is written for every family but the native one, so the
+ * text of a native signature is what 1.0 wrote and 1.0's text reads as native.
  *
  * Typmod semantics: a signature's first j values are the signature under the
  * first j hash functions (their parameters depend on (seed, index) only), so
@@ -94,15 +97,22 @@ minhash_in(PG_FUNCTION_ARGS)
 	int			n = 0;
 	int64_t		seed = 0;
 	minhash::SigTextError e;
+	minhash::HashFamily family = minhash::HashFamily::Native;
+	std::string_view text(str, strlen(str));
+	size_t		rest = 0;
 	MinHashSig *sig;
 
-	e = minhash::parse_signature_text(std::string_view(str, strlen(str)), &seed, values,
-									  MINHASH_MAX_NUM_PERM, &n);
+	/* an optional family name and ":" before the seed (none: native, as 1.0 wrote) */
+	if (!minhash::parse_family_prefix(text, &family, &rest))
+		bad_literal(str, "Unknown hash family before the seed: valid families are datasketch and native.");
+	e = minhash::parse_signature_text(text.substr(rest), &seed, values, MINHASH_MAX_NUM_PERM, &n);
 	if (e != minhash::SigTextError::Ok)
 		bad_literal(str, text_error_detail(e));
 
 	check_typmod(n, typmod);
-	sig = minhash_sig_alloc(n, (uint64) seed);
+	if (family == minhash::HashFamily::Datasketch && (seed < 0 || (uint64) seed > PG_UINT32_MAX))
+		bad_literal(str, "A datasketch seed is between 0 and 4294967295.");
+	sig = minhash_sig_alloc(n, (uint64) seed, (int) family);
 	memcpy(sig->values, values, sizeof(uint32) * n);
 	PG_RETURN_MINHASH_P(sig);
 }
@@ -111,10 +121,12 @@ extern "C" Datum
 minhash_out(PG_FUNCTION_ARGS)
 {
 	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
-	/* seed (≤ 20 chars), ":[", k values of ≤ 10 digits and a comma, "]", NUL */
-	char	   *out = (char *) palloc(24 + (Size) sig->num_perm * 11 + 2);
+	/* family (< 16 chars) and ":", seed (≤ 20 chars), ":[", k values of ≤ 10 digits and a comma, "]", NUL */
+	char	   *out = (char *) palloc(40 + (Size) sig->num_perm * 11 + 2);
 	char	   *p = out;
 
+	if (MinHashSigFamily(sig) != MINHASH_FAMILY_NATIVE)
+		p += sprintf(p, "%s:", minhash_family_name(MinHashSigFamily(sig)));
 	p += pg_lltoa((int64) sig->seed, p);
 	*p++ = ':';
 	*p++ = '[';
@@ -131,7 +143,8 @@ minhash_out(PG_FUNCTION_ARGS)
 
 /*
  * Binary form: uint8 version, uint8 flags, uint16 num_perm, int64 seed,
- * num_perm × uint32, all in network byte order.
+ * num_perm × uint32, all in network byte order. flags carries the family as
+ * on disk (1.0 sent 0: native).
  */
 extern "C" Datum
 minhash_recv(PG_FUNCTION_ARGS)
@@ -159,7 +172,7 @@ minhash_recv(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("unsupported minhash binary format version %d", h.version)));
-	if (h.flags != 0)
+	if (!minhash_flags_valid(h.flags))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid flags %d in binary minhash", h.flags)));
@@ -176,7 +189,12 @@ minhash_recv(PG_FUNCTION_ARGS)
 				 errdetail("A signature of num_perm %d takes %d bytes: a %d-byte header and %d values of 4 bytes.",
 						   h.num_perm, need, (int) minhash::kSigBinaryHeader, h.num_perm)));
 
-	sig = minhash_sig_alloc(h.num_perm, h.seed);
+	if ((h.flags & MINHASH_FLAGS_FAMILY_MASK) == MINHASH_FAMILY_DATASKETCH && h.seed > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid datasketch seed %llu in binary minhash", (unsigned long long) h.seed)));
+
+	sig = minhash_sig_alloc(h.num_perm, h.seed, h.flags & MINHASH_FLAGS_FAMILY_MASK);
 	(void) minhash::decode_signature_values(data, (size_t) have, h.num_perm, sig->values);
 	buf->cursor += need;
 	PG_RETURN_MINHASH_P(sig);
@@ -240,7 +258,7 @@ minhash_enforce_typmod(PG_FUNCTION_ARGS)
 	if (!is_explicit || typmod > sig->num_perm)
 		check_typmod(sig->num_perm, typmod);
 
-	prefix = minhash_sig_alloc(typmod, sig->seed);
+	prefix = minhash_sig_alloc(typmod, sig->seed, MinHashSigFamily(sig));
 	memcpy(prefix->values, sig->values, sizeof(uint32) * typmod);
 	PG_RETURN_MINHASH_P(prefix);
 }

@@ -34,7 +34,7 @@ CREATE TYPE minhash (
 );
 
 COMMENT ON TYPE minhash IS
-    'MinHash signature of a set: seed:[v1,...,vk]; minhash(k) fixes num_perm k';
+    'MinHash signature of a set: [family:]seed:[v1,...,vk]; minhash(k) fixes num_perm k';
 
 -- The length coercion behind minhash(k): assignment checks k, an explicit
 -- cast may shorten (a prefix of a signature is a valid signature).

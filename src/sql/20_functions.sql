@@ -123,4 +123,4 @@ CREATE FUNCTION minhash_bands(sig minhash, bands integer, "rows" integer) RETURN
 COMMENT ON FUNCTION minhash_bands(minhash, integer, integer) IS
     'one 64-bit hash per LSH band of rows consecutive values';
 COMMENT ON CAST (minhash AS bigint[]) IS 'export the values of a signature';
-COMMENT ON CAST (bigint[] AS minhash) IS 'import values computed with seed 1 (minhash_from_array takes any seed)';
+COMMENT ON CAST (bigint[] AS minhash) IS 'import native-family values computed with seed 1 (minhash_from_array names family and seed)';

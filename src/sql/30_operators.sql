@@ -16,7 +16,7 @@ COMMENT ON FUNCTION minhash_distance(minhash, minhash) IS
 
 CREATE FUNCTION minhash_eq(minhash, minhash) RETURNS boolean
     AS 'MODULE_PATHNAME', 'minhash_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal';
+COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal (same family, seed, num_perm and values)';
 
 CREATE FUNCTION minhash_ne(minhash, minhash) RETURNS boolean
     AS 'MODULE_PATHNAME', 'minhash_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -49,7 +49,8 @@ COMMENT ON OPERATOR <%> (minhash, minhash) IS 'estimated Jaccard distance, 1 - j
 
 CREATE OPERATOR = (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_eq,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES, MERGES
 );
 COMMENT ON OPERATOR = (minhash, minhash) IS 'equal';
 

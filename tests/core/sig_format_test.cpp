@@ -66,3 +66,24 @@ TEST(SigFormat, BinaryRoundTripAndTruncation) {
     EXPECT_FALSE(decode_signature_values(buf.data(), buf.size() - 1, 3, out));
     EXPECT_FALSE(decode_signature_header(buf.data(), kSigBinaryHeader - 1, &h));
 }
+
+// The optional family prefix of the text form (the native family has none).
+TEST(SigFormat, FamilyPrefix) {
+    minhash::HashFamily f;
+    size_t rest = 99;
+    EXPECT_TRUE(minhash::parse_family_prefix("1:[2]", &f, &rest));
+    EXPECT_EQ(f, minhash::HashFamily::Native);
+    EXPECT_EQ(rest, 0u);
+    EXPECT_TRUE(minhash::parse_family_prefix(" datasketch : 7:[1]", &f, &rest));
+    EXPECT_EQ(f, minhash::HashFamily::Datasketch);
+    EXPECT_EQ(std::string_view(" datasketch : 7:[1]").substr(rest), " 7:[1]");
+    EXPECT_TRUE(minhash::parse_family_prefix("native:7:[1]", &f, &rest));
+    EXPECT_EQ(f, minhash::HashFamily::Native);
+    EXPECT_EQ(rest, 7u);
+    EXPECT_FALSE(minhash::parse_family_prefix("murmur:7:[1]", &f, &rest));
+    // a name without ':' is not a prefix: the seed parser reports it
+    EXPECT_TRUE(minhash::parse_family_prefix("datasketch 7:[1]", &f, &rest));
+    EXPECT_EQ(rest, 0u);
+    EXPECT_TRUE(minhash::parse_family_prefix("", &f, &rest));
+    EXPECT_EQ(rest, 0u);
+}

@@ -38,6 +38,10 @@ void fuzz_text(const uint8_t *data, size_t size) {
     uint32_t values[kMaxValues];
     int n = -1;
     int64_t seed = 0;
+    HashFamily family;
+    size_t rest = 0;
+    if (parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest))
+        check(rest <= buf.size() && (rest == 0 || buf[rest - 1] == ':'));
     const SigTextError e =
         parse_signature_text(std::string_view(buf.data(), buf.size()), &seed, values, kMaxValues, &n);
     check(n >= 0 && n <= kMaxValues);

@@ -33,10 +33,11 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0)
         return 0;
-    static PermutationFamily family;
+    static PermutationFamily family, datasketch;
     static bool ready = false;
     if (!ready) {
         init_permutation_family(&family, 24, kDefaultSeed);
+        init_permutation_family(&datasketch, 24, kDefaultSeed, HashFamily::Datasketch);
         ready = true;
     }
     const uint8_t ctl = data[0];
@@ -77,5 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < 24; ++i)
         check(from_text[i] == from_set[i]);
     check(jaccard_estimate(from_text, from_set, 24) == 1.0);
+
+    // The datasketch family hashes the same shingle bytes (with SHA-1).
+    std::vector<uint64_t> ds_hashes;
+    for (const auto &s : shingles)
+        ds_hashes.push_back(family_hash(HashFamily::Datasketch, s.data(), s.size()));
+    signature_init(from_text, 24);
+    signature_init(from_set, 24);
+    check(signature_of_text(datasketch, doc, spec, from_text, nullptr) == Status::Ok);
+    signature_update(datasketch, ds_hashes.data(), ds_hashes.size(), from_set);
+    for (int i = 0; i < 24; ++i)
+        check(from_text[i] == from_set[i]);
     return 0;
 }

@@ -175,7 +175,7 @@ typedef struct LshMetaPageData
 	BlockNumber leftmost;		/* first leaf in key order */
 	BlockNumber free_head;		/* first data page with a free slot */
 	uint16		height;			/* tree levels, 1 = the root is a leaf */
-	uint16		reserved;
+	uint16		family;			/* hash family of the signatures (0 = native: 1.0 wrote 0 here) */
 	uint64		nslots;			/* allocated slots (LIVE + DEAD) */
 	uint64		nsplits;		/* structural changes of the tree since build */
 	/*
@@ -342,6 +342,7 @@ typedef struct LshIndexParams
 {
 	int			num_perm;
 	uint64		seed;
+	int			family;
 	int			bands;
 	int			rows;
 	int			slots_per_page;
@@ -384,7 +385,7 @@ void		lsh_init_page(Page page, uint16 type, uint16 level);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
-void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
+void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);

@@ -303,7 +303,7 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)
 		lsh_corrupted(index, "metapage with invalid pd_lower", LSH_METAPAGE_BLKNO);
 	/* num_perm = 0: no signature seen yet, and nothing else is in use */
-	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
+	if (m->num_perm > MINHASH_MAX_NUM_PERM || m->family >= MINHASH_NUM_FAMILIES ||
 		(m->num_perm != 0 &&
 		 (m->bands < 1 || m->rows < 1 || (int) m->bands * m->rows > m->num_perm ||
 		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
@@ -311,8 +311,8 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage at block %u",
 						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
-				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page.",
-						   m->num_perm, m->bands, m->rows, m->slots_per_page),
+				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page, family %d.",
+						   m->num_perm, m->bands, m->rows, m->slots_per_page, (int) m->family),
 				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
 	if ((m->root == InvalidBlockNumber) != (m->height == 0) ||
 		(m->root == InvalidBlockNumber) != (m->leftmost == InvalidBlockNumber) ||

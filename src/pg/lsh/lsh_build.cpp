@@ -99,7 +99,7 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	sig = DatumGetMinHashSig(values[0]);
 	if (!st->have_params)
 	{
-		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed);
+		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig));
 		lsh_meta_params(&st->meta, &st->params);
 		st->keys = (uint32 *) MemoryContextAlloc(oldcxt, sizeof(uint32) * st->params.bands);
 		st->have_params = true;
@@ -373,7 +373,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 	{
 		LshMetaPageData probe = st->meta;
 
-		lsh_resolve_params(&probe, typmod, 0);
+		lsh_resolve_params(&probe, typmod, 0, MINHASH_FAMILY_NATIVE);
 	}
 
 	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO);

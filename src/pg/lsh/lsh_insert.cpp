@@ -51,7 +51,7 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 			/* first signature ever: check the options against its k before any change */
 			LshMetaPageData probe = *meta;
 
-			lsh_resolve_params(&probe, sig->num_perm, sig->seed);
+			lsh_resolve_params(&probe, sig->num_perm, sig->seed, MinHashSigFamily(sig));
 			lsh_meta_params(&probe, &params);
 		}
 		else
@@ -78,7 +78,7 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		state = GenericXLogStart(index);
 		wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		if (wmeta->num_perm == 0)
-			lsh_resolve_params(wmeta, sig->num_perm, sig->seed);
+			lsh_resolve_params(wmeta, sig->num_perm, sig->seed, MinHashSigFamily(sig));
 		if (meta->free_head != InvalidBlockNumber)
 		{
 			page = GenericXLogRegisterBuffer(state, databuf, 0);

@@ -85,6 +85,7 @@ lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
 {
 	params->num_perm = meta->num_perm;
 	params->seed = meta->seed;
+	params->family = meta->family;
 	params->bands = meta->bands;
 	params->rows = meta->rows;
 	params->slots_per_page = meta->slots_per_page;
@@ -100,7 +101,7 @@ lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
  * from the threshold (default 0.5) through the core's optimiser.
  */
 void
-lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed)
+lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family)
 {
 	int			bands;
 	int			rows;
@@ -140,6 +141,7 @@ lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed)
 	}
 	meta->num_perm = (uint16) num_perm;
 	meta->seed = seed;
+	meta->family = (uint16) family;
 	meta->bands = (uint16) bands;
 	meta->rows = (uint16) rows;
 	meta->threshold = threshold;
@@ -150,6 +152,14 @@ void
 lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 					const char *what)
 {
+	if (MinHashSigFamily(sig) != params->family)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not match lsh index \"%s\"", what, RelationGetRelationName(index)),
+				 errdetail("The index holds %s signatures; this one is a %s signature.",
+						   minhash_family_name(params->family),
+						   minhash_family_name(MinHashSigFamily(sig))),
+				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed.")));
 	if (sig->num_perm != params->num_perm || sig->seed != params->seed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -120,6 +120,9 @@ typedef struct PairsRun
 	EState	   *estate;
 	ExprContext *econtext;
 	minhash::ShingleSpec spec;	/* exact mode */
+	Oid			text_config;	/* exact mode: words from this text search
+								 * configuration (minhash(text, regconfig, ...)),
+								 * or InvalidOid: spec.unit */
 	int16		key_typlen;
 	bool		key_typbyval;
 	FmgrInfo	key_cmp;		/* btree comparison of key_type, if key_has_cmp */
@@ -187,7 +190,7 @@ void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
 
 /* pairs_exact.cpp */
-PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec);
+PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);
 double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
 
 #endif

@@ -10,7 +10,9 @@
  * up to a 64-bit hash collision between two distinct shingles of the pair
  * (probability about n^2 / 2^64 for n shingles: 10^-11 at n = 10^4).
  * Comparing hashes instead of strings keeps a cached row at 8 bytes a
- * shingle and the comparison a merge of two sorted arrays.
+ * shingle and the comparison a merge of two sorted arrays. For an index on
+ * minhash(text, config, k, ...) the shingles are those of
+ * minhash_shingles(text, k, config): k consecutive lexemes.
  */
 #include <algorithm>
 #include <string_view>
@@ -54,14 +56,58 @@ shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, ui
 	}
 }
 
+static int
+uint64_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The distinct k-lexeme shingle hashes, sorted */
+static PairsShingles *
+lexeme_shingle_hashes(text *doc, int k, Oid config)
+{
+	LexemeText	lx;
+	int			n;
+	int			m = 0;
+	PairsShingles *s;
+
+	minhash_lexemes(config, doc, &lx);
+	n = lx.count == 0 ? 0 : (lx.count < k ? 1 : lx.count - k + 1);
+	s = (PairsShingles *) palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * Max(n, 1),
+										  MCXT_ALLOC_HUGE);
+	for (int i = 0; i < n; i++)
+	{
+		int			last = lx.count < k ? lx.count - 1 : i + k - 1;
+
+		s->h[i] = minhash::hash_bytes(lx.text + lx.starts[i], lx.ends[last] - lx.starts[i]);
+	}
+	qsort(s->h, n, sizeof(uint64), uint64_cmp);
+	for (int i = 0; i < n; i++)
+		if (m == 0 || s->h[i] != s->h[m - 1])
+			s->h[m++] = s->h[i];
+	s->n = m;
+	pfree(lx.text);
+	pfree(lx.starts);
+	pfree(lx.ends);
+	return s;
+}
+
 /* palloc'd in the current memory context */
 PairsShingles *
-pairs_shingles(text *doc, const minhash::ShingleSpec *spec)
+pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config)
 {
 	size_t		len;
-	const char *utf8 = minhash_doc_utf8(doc, &len);
+	const char *utf8;
+	size_t		cap;
+
+	if (OidIsValid(config))
+		return lexeme_shingle_hashes(doc, minhash::clamp_shingle_size(*spec), config);
+	utf8 = minhash_doc_utf8(doc, &len);
 	/* a shingle starts at a unit, a unit at a byte: len + 1 is enough unless lowercasing grows the text */
-	size_t		cap = len + 1;
+	cap = len + 1;
 
 	for (;;)
 	{

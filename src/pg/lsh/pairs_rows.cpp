@@ -103,7 +103,7 @@ fetch_row(PairsRun *run, PairsRow *r)
 				r->text_isnull = true;
 			else
 			{
-				PairsShingles *s = pairs_shingles(DatumGetTextPP(doc), &run->spec);
+				PairsShingles *s = pairs_shingles(DatumGetTextPP(doc), &run->spec, run->text_config);
 				Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
 
 				r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);

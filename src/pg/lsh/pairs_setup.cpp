@@ -140,7 +140,9 @@ column_var(Relation heap, AttrNumber attnum)
 
 /*
  * The text argument of an index expression minhash(<text>, unit, k, num_perm,
- * seed) from this extension, or NULL if the index is not one. Defaults are
+ * seed), minhash(<text>, config regconfig, k, num_perm, seed, family) or
+ * minhash(<text>, family, unit, k, num_perm, seed) from this extension, or
+ * NULL if the index is not one. Defaults are
  * expanded and constants folded in stored index expressions, so unit and k
  * are Consts when they are constants at all.
  */
@@ -163,7 +165,8 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	if (!IsA(expr, FuncExpr))
 		return NULL;
 	f = (FuncExpr *) expr;
-	if (list_length(f->args) != 5 || get_func_namespace(f->funcid) != ext_namespace)
+	if ((list_length(f->args) != 5 && list_length(f->args) != 6) ||
+		get_func_namespace(f->funcid) != ext_namespace)
 		return NULL;
 	{
 		char	   *name = get_func_name(f->funcid);
@@ -186,6 +189,22 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	Node	   *textexpr = NULL;
 	text	   *unit = args->unit;
 	int32		k = args->k;
+	int			unit_arg = 1;	/* positions of unit (or config) and k in the call */
+	int			k_arg = 2;
+
+	run->text_config = InvalidOid;
+	if (call != NULL && list_length(call->args) == 6)
+	{
+		Oid			second = exprType((Node *) lsecond(call->args));
+
+		if (second == REGCONFIGOID)
+			unit_arg = -1;		/* words from a text search configuration */
+		else
+		{
+			unit_arg = 2;		/* minhash(text, family, unit, k, ...) */
+			k_arg = 3;
+		}
+	}
 
 	if (args->text_column != NULL)
 	{
@@ -213,17 +232,36 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 
 	if (call != NULL)
 	{
-		Node	   *u = (Node *) lsecond(call->args);
-		Node	   *kk = (Node *) lthird(call->args);
+		Node	   *kk = (Node *) list_nth(call->args, k_arg);
 
-		if (unit == NULL && IsA(u, Const) && !((Const *) u)->constisnull)
-			unit = DatumGetTextPP(((Const *) u)->constvalue);
+		if (unit_arg < 0)
+		{
+			Node	   *cfg = (Node *) lsecond(call->args);
+
+			/* the index's configuration, unless the caller names a unit */
+			if (unit == NULL && IsA(cfg, Const) && !((Const *) cfg)->constisnull)
+				run->text_config = DatumGetObjectId(((Const *) cfg)->constvalue);
+			else if (unit == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("exact verification needs a constant text search configuration"),
+						 errhint("Pass unit and k as the signatures were computed with.")));
+		}
+		else
+		{
+			Node	   *u = (Node *) list_nth(call->args, unit_arg);
+
+			if (unit == NULL && IsA(u, Const) && !((Const *) u)->constisnull)
+				unit = DatumGetTextPP(((Const *) u)->constvalue);
+		}
 		if (k < 0 && IsA(kk, Const) && !((Const *) kk)->constisnull)
 			k = DatumGetInt32(((Const *) kk)->constvalue);
 	}
 	if (unit == NULL)
 		unit = cstring_to_text("word");
 	run->spec = minhash_shingle_spec(unit, k < 0 ? 0 : k);
+	if (OidIsValid(run->text_config))
+		run->spec.k = minhash_lexeme_k(k < 0 ? 0 : k);
 
 	textexpr = coerce_to_target_type(NULL, textexpr, exprType(textexpr), TEXTOID, -1,
 									 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);

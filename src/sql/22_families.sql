@@ -1,0 +1,77 @@
+
+-- ---------------------------------------------------------------------------
+-- Hash families (docs/sql.md, "Hash families"). Every signature records its
+-- family; signatures of different families are never compared.
+--   native      XXH3-64 + multiply-add-shift (the default, 1.0's only family)
+--   datasketch  datasketch.MinHash(num_perm, seed) bit for bit
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE minhash_family AS ENUM ('native', 'datasketch');
+COMMENT ON TYPE minhash_family IS 'hash family of a MinHash signature';
+
+-- The family comes second and has no default, so minhash(doc) and
+-- minhash(doc, 'char') keep meaning the native functions; name it:
+-- minhash(body, family => 'datasketch').
+CREATE FUNCTION minhash(doc text, family minhash_family, unit text DEFAULT 'word',
+                        k integer DEFAULT 0, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document, with a hash family';
+
+CREATE FUNCTION minhash(elements anyarray, family minhash_family, num_perm integer DEFAULT 128,
+                        seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_array_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION minhash(anyarray, minhash_family, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements (their UTF-8 text forms), with a hash family';
+
+CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, seed bigint)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint) IS
+    'signature from exported values (each 0..4294967295), the hash family and the seed they were computed with';
+
+CREATE FUNCTION minhash_family(sig minhash) RETURNS minhash_family
+    AS 'MODULE_PATHNAME', 'minhash_sig_family' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_family(minhash) IS 'hash family of a signature';
+
+-- ---------------------------------------------------------------------------
+-- Words from PostgreSQL's text search (docs/sql.md, "Stop words and
+-- stemming"): the lexemes of to_tsvector(config, doc) in document order,
+-- shingled k at a time. IMMUTABLE as to_tsvector(regconfig, text) is: the
+-- configuration is explicit (a change to its dictionaries or stop-word
+-- files calls for a REINDEX, as for a text search index).
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash(doc text, config regconfig, k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1,
+                        family minhash_family DEFAULT 'native')
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, regconfig, integer, integer, bigint, minhash_family) IS
+    'MinHash signature of the k-lexeme shingles of to_tsvector(config, doc), in document order';
+
+-- k has no default here: minhash_shingles(doc, k) and minhash_shingles(doc,
+-- NULL) must keep resolving to the 1.0 function.
+-- An integer casts implicitly to regconfig, so for a varchar or char(n)
+-- document minhash(doc, 3, 256) would match both minhash(text, regconfig,
+-- ...) and the hint overload minhash(text, integer, "any", ...) equally well
+-- (ambiguous). These overloads keep it the hint's error.
+CREATE FUNCTION minhash(varchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(varchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+CREATE FUNCTION minhash(bpchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(bpchar, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
+CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS text[]
+    AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS
+    'distinct k-lexeme shingles of to_tsvector(config, doc), in order of first appearance (k = 0: 5)';
