@@ -22,6 +22,7 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "utils/relcache.h"
 }
 
 namespace minhash {
@@ -138,6 +139,25 @@ const char *element_text(ElementText *et, Datum value, size_t *len, void **to_fr
 
 /* 64-bit hash (minhash::hash_bytes) of the element's UTF-8 text form */
 uint64		element_hash(ElementText *et, Datum value);
+
+/* src/pg/owner.cpp: a table's user code runs as its owner (REINDEX's rules) */
+
+typedef struct MinhashOwnerContext
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} MinhashOwnerContext;
+
+/*
+ * Between begin and end, the current user is heap's owner, inside a
+ * security-restricted operation, at a new GUC nest level with search_path
+ * pg_catalog, pg_temp. Evaluate index expressions and predicates (and build
+ * them: RelationGetIndexExpressions folds constants by calling functions)
+ * only in there. Nothing in between may depend on the caller's rights.
+ */
+void		minhash_owner_begin(Relation heap, MinhashOwnerContext *ctx);
+void		minhash_owner_end(MinhashOwnerContext *ctx);
 
 /* src/pg/shingle_funcs.cpp: arguments shared with minhash(text) */
 

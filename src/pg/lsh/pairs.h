@@ -91,6 +91,7 @@ typedef struct PairsRun
 	ExprContext *econtext;
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
+	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	minhash::ShingleSpec spec;	/* exact mode */
 	int16		key_typlen;
 	bool		key_typbyval;

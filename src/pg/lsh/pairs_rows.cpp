@@ -96,7 +96,19 @@ fetch_row(PairsRun *run, PairsRow *r)
 	{
 		if (run->args.exact)
 		{
-			Datum		doc = ExecEvalExpr(run->text_expr, econtext, &isnull);
+			Datum		doc;
+
+			/* the index expression is the table owner's code (owner.cpp) */
+			if (run->text_as_owner)
+			{
+				MinhashOwnerContext owner;
+
+				minhash_owner_begin(run->heap, &owner);
+				doc = ExecEvalExpr(run->text_expr, econtext, &isnull);
+				minhash_owner_end(&owner);
+			}
+			else
+				doc = ExecEvalExpr(run->text_expr, econtext, &isnull);
 
 			if (isnull)
 				r->text_isnull = true;

@@ -15,6 +15,8 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -29,6 +31,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 }
 
@@ -170,9 +173,13 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	return f;
 }
 
-/* The text expression and shingle spec of exact mode. */
+/*
+ * The text expression and shingle spec of exact mode. Called as the table's
+ * owner (minhash_owner_begin): the index expression is loaded, folded and
+ * prepared here, and its functions may run while doing so.
+ */
 static void
-setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
+setup_exact(PairsRun *run, Oid ext_namespace)
 {
 	const PairsArgs *args = &run->args;
 	FuncExpr   *call = minhash_text_call(run->index, ext_namespace);
@@ -195,7 +202,10 @@ setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
 		textexpr = (Node *) var;
 	}
 	else if (call != NULL)
+	{
 		textexpr = (Node *) linitial(call->args);
+		run->text_as_owner = true;
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -223,22 +233,52 @@ setup_exact(PairsRun *run, Oid ext_namespace, Bitmapset **used)
 	if (textexpr == NULL)
 		elog(ERROR, "could not convert the text to shingle to type text");
 	assign_expr_collations(NULL, textexpr);
-	pull_varattnos(textexpr, 1, used);
 	run->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
 }
 
 /*
+ * Every column of the table the index reads -- its key column or the
+ * columns of its expression, and those of a partial index's predicate --
+ * from pg_index itself (nodeToString form, before constant folding, so
+ * nothing runs to learn them). 0 stands for a whole-row reference.
+ */
+static void
+index_columns(Relation index, Bitmapset **used)
+{
+	static const AttrNumber fields[] = {Anum_pg_index_indexprs, Anum_pg_index_indpred};
+	int2vector *indkey = &index->rd_index->indkey;
+
+	for (int i = 0; i < indkey->dim1; i++)
+		if (indkey->values[i] != 0)
+			*used = bms_add_member(*used, indkey->values[i] - FirstLowInvalidHeapAttributeNumber);
+	for (AttrNumber field : fields)
+	{
+		bool		isnull;
+		Datum		d = SysCacheGetAttr(INDEXRELID, index->rd_indextuple, field, &isnull);
+
+		if (!isnull)
+			pull_varattnos((Node *) stringToNode(TextDatumGetCString(d)), 1, used);
+	}
+}
+
+/*
  * Reading rows through this function must not bypass what a plain SELECT
- * would enforce: SELECT on every column it reads (key, text, the indexed
- * signature), and no row-level security (the walk cannot apply policies).
+ * would enforce: USAGE on the table's schema (a SELECT could not even name
+ * the table), SELECT on every column it reads (key, text, every column the
+ * index reads, its predicate's included: the result tells which rows satisfy
+ * it), and no row-level security (the walk cannot apply policies). Checked
+ * as the caller, before any user code runs.
  */
 static void
 check_privileges(PairsRun *run, Bitmapset *used)
 {
 	Oid			relid = RelationGetRelid(run->heap);
+	Oid			nspid = RelationGetNamespace(run->heap);
 	Oid			userid = GetUserId();
 	int			i = -1;
 
+	if (pg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, get_namespace_name(nspid));
 	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -251,8 +291,13 @@ check_privileges(PairsRun *run, Bitmapset *used)
 	while ((i = bms_next_member(used, i)) >= 0)
 	{
 		AttrNumber	attnum = i + FirstLowInvalidHeapAttributeNumber;
+		AclResult	result;
 
-		if (pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) != ACLCHECK_OK)
+		if (attnum == InvalidAttrNumber)	/* the whole row: every column */
+			result = pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ALL);
+		else
+			result = pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT);
+		if (result != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(run->heap->rd_rel->relkind),
 						   RelationGetRelationName(run->heap));
 	}
@@ -297,11 +342,23 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 				 errdetail("It may miss rows: its build failed or is in progress."),
 				 errhint("REINDEX the index.")));
 
+	/* what the call reads, checked before anything is evaluated */
+	keyattnum = column_attnum(run->heap, args->key_column, "key column");
+	used = bms_add_member(used, keyattnum - FirstLowInvalidHeapAttributeNumber);
+	if (args->exact && args->text_column != NULL)
+		used = bms_add_member(used, column_attnum(run->heap, args->text_column, "text column") -
+							  FirstLowInvalidHeapAttributeNumber);
+	index_columns(run->index, &used);
+	check_privileges(run, used);
+
 	run->estate = CreateExecutorState();
 	run->econtext = GetPerTupleExprContext(run->estate);
 
-	/* the key, coerced to the type it is returned as */
-	keyattnum = column_attnum(run->heap, args->key_column, "key column");
+	/*
+	 * The key, coerced to the type it is returned as: what the caller asked
+	 * for, evaluated as the caller (a SELECT of the column would run the
+	 * same coercion).
+	 */
 	keyvar = column_var(run->heap, keyattnum);
 	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
 									COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
@@ -315,7 +372,6 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 						 format_type_be(keyvar->vartype))));
 	/* a coercion (say int to text) comes without a collation until assigned one */
 	assign_expr_collations(NULL, keyexpr);
-	pull_varattnos(keyexpr, 1, &used);
 	run->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
 	run->key_collation = exprCollation(keyexpr);
 	get_typlenbyval(args->key_type, &run->key_typlen, &run->key_typbyval);
@@ -327,19 +383,17 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	}
 
 	if (args->exact)
-		setup_exact(run, args->ext_namespace, &used);
+	{
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(run->heap, &owner);
+		setup_exact(run, args->ext_namespace);
+		minhash_owner_end(&owner);
+	}
 	else if (args->text_column != NULL || args->unit != NULL || args->k >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("text_column, unit and k are used only with exact => true")));
-
-	/* the signatures are read too: the indexed column or expression */
-	if (run->index->rd_index->indkey.values[0] != 0)
-		used = bms_add_member(used, run->index->rd_index->indkey.values[0] -
-							  FirstLowInvalidHeapAttributeNumber);
-	else
-		pull_varattnos((Node *) RelationGetIndexExpressions(run->index), 1, &used);
-	check_privileges(run, used);
 
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
