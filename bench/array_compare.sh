@@ -13,7 +13,7 @@ REPS=${REPS:-5}
 lib="$("${PG_CONFIG:-pg_config}" --pkglibdir)/minhash.so"
 # swap by rename, never by overwriting: a backend still mapping the old file
 # would crash if its pages changed under it
-swap() { cp "$1" "$lib.swap"; mv -f "$lib.swap" "$lib"; }
+swap() { install -m 755 "$1" "$lib.swap"; mv -f "$lib.swap" "$lib"; }
 keep=$(mktemp); cp "$lib" "$keep"
 trap 'swap "$keep"; rm -f "$keep"' EXIT
 psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
