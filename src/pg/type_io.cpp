@@ -100,10 +100,28 @@ parse_seed(const char **pp, int64 *out)
 	return true;
 }
 
+/*
+ * A typmod is -1 (none) or a num_perm, 1 to 1024. Only minhash_typmod_in
+ * makes typmods, and it checks them; this guards the functions that take
+ * one as an argument and can be called directly (minhash_enforce_typmod,
+ * minhash_in, minhash_recv), so that none stores a signature of 0 values.
+ */
+static void
+valid_typmod(int32 typmod)
+{
+	if (typmod != -1 && (typmod < MINHASH_MIN_NUM_PERM || typmod > MINHASH_MAX_NUM_PERM))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid type modifier %d for type minhash", typmod),
+				 errdetail("The modifier is num_perm, between %d and %d, or -1 for none.",
+						   MINHASH_MIN_NUM_PERM, MINHASH_MAX_NUM_PERM)));
+}
+
 /* The enforcement shared by input, recv and the length-coercion cast */
 static void
 check_typmod(int num_perm, int32 typmod)
 {
+	valid_typmod(typmod);
 	if (typmod >= 0 && num_perm != typmod)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -192,16 +210,40 @@ minhash_out(PG_FUNCTION_ARGS)
  * Binary form: uint8 version, uint8 flags, uint16 num_perm, int64 seed,
  * num_perm × uint32, all in network byte order.
  */
+#define RECV_HEADER_SIZE 12
+
+static void
+binary_size_check(StringInfo buf, int need, const char *what)
+{
+	int			have = buf->len - buf->cursor;
+
+	if (have < need)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid binary minhash: expected %d bytes, got %d", need, have),
+				 errdetail("The value ends inside %s.", what)));
+}
+
 extern "C" Datum
 minhash_recv(PG_FUNCTION_ARGS)
 {
 	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
 	int32		typmod = PG_GETARG_INT32(2);
-	int			version = pq_getmsgbyte(buf);
-	int			flags = pq_getmsgbyte(buf);
-	int			num_perm = (int) pq_getmsgint(buf, 2);
-	uint64		seed = (uint64) pq_getmsgint64(buf);
+	int			version;
+	int			flags;
+	int			num_perm;
+	uint64		seed;
 	MinHashSig *sig;
+
+	/*
+	 * A short value is malformed data (22P03), not a broken protocol message
+	 * (08P01, what pq_getmsg* would report): say what was expected.
+	 */
+	binary_size_check(buf, RECV_HEADER_SIZE, "the header");
+	version = pq_getmsgbyte(buf);
+	flags = pq_getmsgbyte(buf);
+	num_perm = (int) pq_getmsgint(buf, 2);
+	seed = (uint64) pq_getmsgint64(buf);
 
 	if (version != MINHASH_FORMAT_VERSION)
 		ereport(ERROR,
@@ -216,6 +258,13 @@ minhash_recv(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid num_perm %d in binary minhash", num_perm)));
 	check_typmod(num_perm, typmod);
+	if (buf->len - buf->cursor != 4 * num_perm)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid binary minhash: expected %d bytes, got %d",
+						RECV_HEADER_SIZE + 4 * num_perm, buf->len - buf->cursor + RECV_HEADER_SIZE),
+				 errdetail("A signature of num_perm %d takes %d bytes: a %d-byte header and %d values of 4 bytes.",
+						   num_perm, RECV_HEADER_SIZE + 4 * num_perm, RECV_HEADER_SIZE, num_perm)));
 
 	sig = minhash_sig_alloc(num_perm, seed);
 	for (int i = 0; i < num_perm; i++)
@@ -276,6 +325,7 @@ minhash_enforce_typmod(PG_FUNCTION_ARGS)
 	bool		is_explicit = PG_GETARG_BOOL(2);
 	MinHashSig *prefix;
 
+	valid_typmod(typmod);
 	if (typmod < 0 || sig->num_perm == typmod)
 		PG_RETURN_MINHASH_P(sig);
 	if (!is_explicit || typmod > sig->num_perm)
