@@ -184,6 +184,12 @@ const char *minhash_doc_utf8(text *doc, size_t *len);
 /* GUCs (minhash.*), read at execution time */
 extern double minhash_similarity_threshold;
 
+/*
+ * minhash.similarity_threshold as every reader must get it: an error if
+ * the value the user set was rejected when the library loaded (guc.cpp).
+ */
+double		minhash_threshold(void);
+
 void		minhash_guc_init(void);
 
 #endif

@@ -336,7 +336,7 @@ lsh_search(IndexScanDesc scan)
 			elog(ERROR, "unexpected ordering strategy %d in an lsh index scan", sk->sk_strategy);
 		so->orderbys[j] = (sk->sk_flags & SK_ISNULL) ? NULL : DatumGetMinHashSig(sk->sk_argument);
 	}
-	so->threshold = minhash_similarity_threshold;
+	so->threshold = minhash_threshold();
 
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	lsh_meta_params(meta, &params);

@@ -42,7 +42,7 @@ pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 	double		t;
 
 	if (PG_ARGISNULL(argno))
-		return minhash_similarity_threshold;
+		return minhash_threshold();
 	t = PG_GETARG_FLOAT8(argno);
 	if (!(t >= 0.0 && t <= 1.0))	/* also rejects NaN */
 		ereport(ERROR,
