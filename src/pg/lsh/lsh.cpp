@@ -55,6 +55,8 @@ lsh_init(void)
 							0, 0, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	lsh_alter_init();
 }
 
 static void

@@ -343,6 +343,7 @@ typedef struct LshIndexParams
 /* lsh.cpp */
 extern int	lsh_min_candidates;
 void		lsh_init(void);
+void		lsh_alter_init(void);	/* lsh_alter.cpp: ALTER INDEX SET of build options */
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
 char	   *lshbuildphasename(int64 phasenum);
