@@ -19,32 +19,67 @@
 #include "core/shingle.h"
 #include "pg/lsh/pairs.h"
 
+extern "C" {
+#include "miscadmin.h"
+}
+
+/* how one pass of shingle_hashes ended */
+enum ShinglePass
+{
+	SHINGLES_DONE,				/* out[0..*count) holds the distinct hashes, sorted */
+	SHINGLES_FULL,				/* more distinct shingles than fit out: retry with more room */
+	SHINGLES_INTERRUPTED		/* InterruptPending: service it, then retry */
+};
+
 /*
- * The distinct shingle hashes of doc, sorted, into out[0..cap). Returns the
- * number of distinct hashes, which may exceed cap: then out holds nothing
- * useful and the caller retries with a larger buffer.
+ * The distinct shingle hashes of doc, sorted, into out[0..cap). The hashes
+ * stream into out; when it fills, it is sorted and deduplicated in place and
+ * the stream goes on, so the room needed is the number of distinct
+ * shingles, not of shingles (a repetitive text needs little). The pass gives
+ * up when out stays nearly full after deduplication (all of it, at the
+ * caller's limit). Polls the interrupt flag every 4096 shingles.
  */
 static bool
 shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, uint64 *out,
-			   size_t cap, size_t *count, CoreError *err) noexcept
+			   size_t cap, bool at_limit, minhash::InterruptFlag interrupt, size_t *count,
+			   ShinglePass *pass, CoreError *err) noexcept
 {
 	try
 	{
 		minhash::NormalizedText norm = minhash::normalize(std::string_view(doc, len), spec->unit);
 		size_t		n = 0;
+		size_t		seen = 0;
+		ShinglePass result = SHINGLES_DONE;
 
+		/* for_each_shingle cannot stop early: once done, the rest is skipped cheaply */
 		minhash::for_each_shingle(norm, minhash::clamp_shingle_size(*spec),
 								  [&](std::string_view s) {
-									  if (n < cap)
-										  out[n] = minhash::hash_bytes(s);
-									  n++;
+									  if (result != SHINGLES_DONE)
+										  return;
+									  if ((++seen & 4095) == 0 && interrupt != nullptr && *interrupt)
+									  {
+										  result = SHINGLES_INTERRUPTED;
+										  return;
+									  }
+									  if (n == cap)
+									  {
+										  std::sort(out, out + n);
+										  n = std::unique(out, out + n) - out;
+										  if (n == cap || (!at_limit && n > cap - cap / 8))
+										  {
+											  result = SHINGLES_FULL;
+											  return;
+										  }
+									  }
+									  out[n++] = minhash::hash_bytes(s);
 								  });
-		if (n <= cap)
+		if (result == SHINGLES_DONE)
 		{
 			std::sort(out, out + n);
 			n = std::unique(out, out + n) - out;
 		}
 		*count = n;
+		*pass = result;
 		return true;
 	}
 	catch (...)
@@ -54,38 +89,56 @@ shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, ui
 	}
 }
 
-/* palloc'd in the current memory context */
+/*
+ * palloc'd in the current memory context. One row's shingles may take a
+ * quarter of work_mem (the row cache's arena, pairs_rows.cpp): a document
+ * with more distinct shingles is an error, not an allocation of any size.
+ */
 PairsShingles *
 pairs_shingles(text *doc, const minhash::ShingleSpec *spec)
 {
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
-	/* a shingle starts at a unit, a unit at a byte: len + 1 is enough unless lowercasing grows the text */
-	size_t		cap = len + 1;
+	size_t		limit = Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
+	/* most texts have far fewer distinct shingles than bytes: start small, double */
+	size_t		cap = Min(Min(len + 1, (size_t) 8192), limit);
 
 	for (;;)
 	{
 		PairsShingles *s = (PairsShingles *)
 			palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 		size_t		n;
+		ShinglePass pass;
 		CoreError	err;
 
-		if (!shingle_hashes(utf8, len, spec, s->h, cap, &n, &err))
+		if (!shingle_hashes(utf8, len, spec, s->h, cap, cap == limit, minhash_interrupt_flag(),
+							&n, &pass, &err))
 			minhash_report_core_error(&err);
-		if (n <= cap)
+		if (pass == SHINGLES_DONE)
 		{
 			if (n > (size_t) PG_INT32_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("document has too many shingles for exact verification")));
 			s->n = (int32) n;
-			/* give back the unused tail: most texts have far fewer shingles than bytes */
+			/* give back the unused tail */
 			if (n + 64 < cap)
 				s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * n);
 			return s;
 		}
 		pfree(s);
-		cap = n;
+		if (pass == SHINGLES_INTERRUPTED)
+			CHECK_FOR_INTERRUPTS();
+		else if (cap == limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("document too large for exact verification within work_mem"),
+					 errdetail("A row's text has more than %zu distinct shingles; exact verification "
+							   "keeps 8 bytes per distinct shingle of a row, at most a quarter of "
+							   "work_mem (%d kB).", limit, work_mem),
+					 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
+		else
+			cap = Min(cap * 2, limit);
 	}
 }
 
