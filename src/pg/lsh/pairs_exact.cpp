@@ -100,8 +100,14 @@ pairs_shingles(text *doc, const minhash::ShingleSpec *spec)
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
 	size_t		limit = Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
-	/* most texts have far fewer distinct shingles than bytes: start small, double */
-	size_t		cap = Min(Min(len + 1, (size_t) 8192), limit);
+	/*
+	 * A shingle starts at a unit, a unit at a byte: len + 1 is always enough
+	 * room (unless lowercasing grows the text). But a buffer that never
+	 * fills is sorted once, at the end, which cannot be interrupted: start
+	 * at most at 2^20 hashes (8 MB), so a long text is deduplicated in
+	 * steps of that size, and grow fourfold when mostly distinct.
+	 */
+	size_t		cap = Min(Min(len + 1, (size_t) 1 << 20), limit);
 
 	for (;;)
 	{
@@ -138,7 +144,7 @@ pairs_shingles(text *doc, const minhash::ShingleSpec *spec)
 							   "work_mem (%d kB).", limit, work_mem),
 					 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
 		else
-			cap = Min(cap * 2, limit);
+			cap = Min(cap * 4, limit);
 	}
 }
 
