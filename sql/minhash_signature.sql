@@ -92,6 +92,9 @@ CREATE DOMAIN sig_int AS int;
 SELECT minhash(ARRAY[ROW(1, 'x')::sig_pair, ROW(1, 'x')::sig_pair], 4) = minhash(ARRAY[ROW(1, 'x')::sig_pair], 4) AS composite_set,
        minhash(ARRAY[1, 2]::sig_int[]) = minhash(ARRAY[1, 2]) AS domain_as_base;
 DROP TYPE sig_pair; DROP DOMAIN sig_int;
+-- a type with neither hash support nor a send function falls back to its text form
+SELECT minhash(ARRAY[makeaclitem(10, 10, 'SELECT', false)], 4)
+     = minhash(ARRAY[makeaclitem(10, 10, 'SELECT', false)::text], 4) AS aclitem_text_form;
 SELECT minhash(ARRAY[1, 2, 3], 4, 9) AS sig, minhash(ARRAY[1, 2, 3], num_perm => 4, seed => 9) AS named;
 
 -- documents as sets: the signature of an element set is the same however the

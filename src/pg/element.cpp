@@ -107,9 +107,16 @@ element_text_init(ElementText *et, Oid typid, MemoryContext mcxt)
 			typtype != TYPTYPE_PSEUDO;
 		TypeCacheEntry *tce = builtin ? NULL :
 			lookup_type_cache(base, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
-		Oid			sendfn = InvalidOid;
+		Oid			sendfn;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		char		typdelim;
+		Oid			typioparam;
 
-		getTypeBinaryOutputInfo(base, &sendfn, &isvarlena);
+		/* InvalidOid when the type has none (getTypeBinaryOutputInfo would error) */
+		get_type_io_data(base, IOFunc_send, &typlen, &typbyval, &typalign, &typdelim,
+						 &typioparam, &sendfn);
 		if (tce != NULL && OidIsValid(tce->hash_extended_proc))
 		{
 			et->kind = ELEMENT_HASH;
