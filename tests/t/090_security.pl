@@ -133,6 +133,44 @@ SELECT count(*) >= 0 FROM minhash_similar_pairs('attacker.docs_idx', 'id', exact
 SHOW work_mem;}),
 	"t\n4MB", 'a setting changed by the owner\'s code does not leak into the caller\'s session');
 
+# ---- constant folding of an index expression is evaluation too ----
+
+# konst('x') has only constant arguments: PostgreSQL folds it when it first
+# loads the index expression into a backend (RelationGetIndexExpressions),
+# so whoever triggers that load runs it. Each call below starts a new
+# backend, where the first load happens inside the extension's code.
+as_role('regress_attacker', q{
+CREATE OR REPLACE FUNCTION attacker.escalate() RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  BEGIN
+    EXECUTE 'ALTER ROLE regress_attacker SUPERUSER';
+    INSERT INTO attacker.log VALUES (current_user, 'alter role', 'done');
+  EXCEPTION WHEN others THEN
+    INSERT INTO attacker.log VALUES (current_user, 'alter role', SQLSTATE || ' ' || SQLERRM);
+  END;
+END $$;
+CREATE FUNCTION attacker.konst(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  PERFORM attacker.escalate();
+  RETURN t;
+END $$;
+CREATE TABLE attacker.folded (id int, body text);
+INSERT INTO attacker.folded SELECT g, 'one two three four five six' FROM generate_series(1, 4) g;
+CREATE INDEX folded_idx ON attacker.folded USING lsh (minhash(attacker.konst('x ') || body));
+TRUNCATE attacker.log;
+});
+for my $case (
+	[ 'pairs', "SELECT count(*) FROM minhash_similar_pairs('attacker.folded_idx', 'id')" ],
+	[ 'exact pairs', "SELECT count(*) FROM minhash_similar_pairs('attacker.folded_idx', 'id', exact => true)" ],
+	[ 'exact clusters', "SELECT count(*) FROM minhash_clusters('attacker.folded_idx', 'id', exact => true)" ],
+	[ 'heap check', "SELECT count(*) FROM minhash_lsh_check('attacker.folded_idx', true)" ])
+{
+	my ($name, $sql) = @$case;
+	my $log = attack($sql);
+	is(is_superuser('regress_attacker'), 'f', "$name, folding: the attacker stays non-superuser");
+	unlike($log, qr/^postgres \|/m, "$name, folding: nothing ran as the superuser");
+}
+
 # ---- the caller's search_path does not reach the owner's code ----
 
 # The owner's function calls lower() unqualified. A reader who can SELECT the
