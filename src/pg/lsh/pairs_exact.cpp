@@ -31,13 +31,45 @@ enum ShinglePass
 	SHINGLES_INTERRUPTED		/* InterruptPending: service it, then retry */
 };
 
+/* where the streamed hashes go (a plain struct: it crosses the core's callback) */
+struct HashBuffer
+{
+	uint64	   *out;
+	size_t		cap;
+	size_t		n;
+	bool		at_limit;
+};
+
 /*
- * The distinct shingle hashes of doc, sorted, into out[0..cap). The hashes
- * stream into out; when it fills, it is sorted and deduplicated in place and
- * the stream goes on, so the room needed is the number of distinct
- * shingles, not of shingles (a repetitive text needs little). The pass gives
- * up when out stays nearly full after deduplication (all of it, at the
- * caller's limit). Polls the interrupt flag every 4096 shingles.
+ * The hashes stream into out; when it fills, it is sorted and deduplicated
+ * in place and the stream goes on, so the room needed is the number of
+ * distinct shingles, not of shingles (a repetitive text needs little). The
+ * pass gives up when out stays nearly full after deduplication (entirely
+ * full, at the caller's limit).
+ */
+static bool
+take_hashes(void *ctx, const uint64_t *hashes, size_t count)
+{
+	HashBuffer *b = (HashBuffer *) ctx;
+
+	for (size_t i = 0; i < count; i++)
+	{
+		if (b->n == b->cap)
+		{
+			std::sort(b->out, b->out + b->n);
+			b->n = std::unique(b->out, b->out + b->n) - b->out;
+			if (b->n == b->cap || (!b->at_limit && b->n > b->cap - b->cap / 8))
+				return false;
+		}
+		b->out[b->n++] = hashes[i];
+	}
+	return true;
+}
+
+/*
+ * The distinct shingle hashes of doc, sorted, into out[0..cap): the shingles
+ * of minhash_shingles(doc, k, unit), streamed by the core without recording
+ * its units, and polled for interrupts as they go.
  */
 static bool
 shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, uint64 *out,
@@ -46,40 +78,19 @@ shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, ui
 {
 	try
 	{
-		minhash::NormalizedText norm = minhash::normalize(std::string_view(doc, len), spec->unit);
-		size_t		n = 0;
-		size_t		seen = 0;
-		ShinglePass result = SHINGLES_DONE;
+		HashBuffer	b = {out, cap, 0, at_limit};
+		minhash::Status st = minhash::for_each_shingle_hash(std::string_view(doc, len), *spec,
+															interrupt, take_hashes, &b);
 
-		/* for_each_shingle cannot stop early: once done, the rest is skipped cheaply */
-		minhash::for_each_shingle(norm, minhash::clamp_shingle_size(*spec),
-								  [&](std::string_view s) {
-									  if (result != SHINGLES_DONE)
-										  return;
-									  if ((++seen & 4095) == 0 && interrupt != nullptr && *interrupt)
-									  {
-										  result = SHINGLES_INTERRUPTED;
-										  return;
-									  }
-									  if (n == cap)
-									  {
-										  std::sort(out, out + n);
-										  n = std::unique(out, out + n) - out;
-										  if (n == cap || (!at_limit && n > cap - cap / 8))
-										  {
-											  result = SHINGLES_FULL;
-											  return;
-										  }
-									  }
-									  out[n++] = minhash::hash_bytes(s);
-								  });
-		if (result == SHINGLES_DONE)
+		if (st == minhash::Status::Ok)
 		{
-			std::sort(out, out + n);
-			n = std::unique(out, out + n) - out;
+			std::sort(out, out + b.n);
+			b.n = std::unique(out, out + b.n) - out;
+			*pass = SHINGLES_DONE;
 		}
-		*count = n;
-		*pass = result;
+		else
+			*pass = st == minhash::Status::Interrupted ? SHINGLES_INTERRUPTED : SHINGLES_FULL;
+		*count = b.n;
 		return true;
 	}
 	catch (...)
