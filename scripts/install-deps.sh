@@ -9,6 +9,7 @@ packages=(
     libxxhash-dev libunistring-dev
     googletest libgtest-dev libbenchmark-dev
     libipc-run-perl
+    python3 python3-psycopg
 )
 # Callers may ask for more (the benchmark adds its plotting tools).
 packages+=("$@")

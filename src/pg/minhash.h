@@ -179,6 +179,11 @@ minhash::ShingleSpec minhash_shingle_spec(text *unit_name, int32 k);
 /* the document's bytes in UTF-8 (converted if the database encoding differs) */
 const char *minhash_doc_utf8(text *doc, size_t *len);
 
+/* src/pg/signature_hints.cpp */
+
+/* WARNING (once: *warned) that a shingle size k of 64 or more was likely meant as num_perm */
+void		minhash_warn_large_k(int32 k, text *unit, bool *warned);
+
 /* src/pg/guc.cpp */
 
 /* GUCs (minhash.*), read at execution time */

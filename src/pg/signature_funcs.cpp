@@ -24,6 +24,7 @@ typedef struct SignatureCache
 	minhash::PermutationFamily *family;
 	bool		have_elem;
 	ElementText elem;			/* minhash(anyarray) only */
+	bool		warned_k;		/* minhash(text): the large-k warning was given */
 } SignatureCache;
 
 static SignatureCache *
@@ -104,6 +105,8 @@ minhash_text(PG_FUNCTION_ARGS)
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
 
+	minhash_warn_large_k(PG_GETARG_INT32(2), PG_GETARG_TEXT_PP(1),
+						 &signature_cache(fcinfo)->warned_k);
 	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(3),
 									  seed_arg(fcinfo, 4)));
 }

@@ -44,6 +44,18 @@ CREATE FUNCTION minhash(doc bpchar, unit text DEFAULT 'word', k integer DEFAULT 
 COMMENT ON FUNCTION minhash(bpchar, text, integer, integer, bigint) IS
     'MinHash signature of the shingles of a document';
 
+-- minhash(body, 3): a number where the unit goes is a mistake (meant as k?
+-- as num_perm?). This overload catches every call whose second positional
+-- argument is an integer and fails with a hint naming the argument
+-- (k => 3); without it the parser's error names no way out. Its parameters
+-- are unnamed so that named calls (minhash(body, k => 3)) never reach it.
+CREATE FUNCTION minhash(text, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
+                        "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, integer, "any", "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
 CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
     RETURNS minhash
     AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;

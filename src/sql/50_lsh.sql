@@ -13,6 +13,21 @@ CREATE OPERATOR CLASS minhash_ops DEFAULT FOR TYPE minhash USING lsh AS
     OPERATOR 1 % (minhash, minhash),
     OPERATOR 2 <%> (minhash, minhash) FOR ORDER BY float_ops;
 
+-- Placeholders, so that CREATE INDEX ... USING lsh (body) on a text or array
+-- column reaches the access method, whose build explains that the index takes
+-- minhash(body); without a default operator class PostgreSQL would stop at
+-- "data type text has no default operator class for access method lsh". They
+-- have no operators: no query can use them and no index is ever built with
+-- them (lsh_require_signatures in src/pg/lsh/lsh_validate.cpp).
+CREATE OPERATOR CLASS text_needs_minhash_ops DEFAULT FOR TYPE text USING lsh AS
+    STORAGE text;
+COMMENT ON OPERATOR CLASS text_needs_minhash_ops USING lsh IS
+    'placeholder: an lsh index on text fails with a hint to index minhash(column)';
+CREATE OPERATOR CLASS array_needs_minhash_ops DEFAULT FOR TYPE anyarray USING lsh AS
+    STORAGE anyarray;
+COMMENT ON OPERATOR CLASS array_needs_minhash_ops USING lsh IS
+    'placeholder: an lsh index on an array fails with a hint to index minhash(column)';
+
 -- Walks the whole index under ShareLock (writers wait); no rows = consistent.
 -- heapallindexed also compares it with the table (index expressions run as
 -- the table's owner). Holding off writers for the length of a check is an

@@ -421,5 +421,6 @@ void		lshcostestimate(struct PlannerInfo *root, struct IndexPath *path, double l
 
 /* lsh_validate.cpp */
 bool		lshvalidate(Oid opclassoid);
+void		lsh_require_signatures(Relation heap, Relation index, const struct IndexInfo *indexInfo);
 
 #endif

@@ -330,6 +330,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	lsh_require_signatures(heap, index, indexInfo);
 	/* an approximate index would let conflicting rows through */
 	if (indexInfo->ii_ExclusionOps != NULL)
 		ereport(ERROR,

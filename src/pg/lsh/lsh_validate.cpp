@@ -3,6 +3,14 @@
  * operator (%), strategy 2 an ORDER BY operator (<%>) returning float8 sorted
  * by a btree family; both take the opclass's type on each side. lsh has no
  * support functions.
+ *
+ * An operator class with no members at all is a placeholder: the extension
+ * declares one as the default for text and one for anyarray so that
+ * CREATE INDEX ... USING lsh (body) reaches ambuild, which explains that the
+ * index takes minhash(body) (lsh_require_signatures). Without a default
+ * operator class PostgreSQL stops at "data type text has no default operator
+ * class", before the access method is asked, and no hook of an index access
+ * method runs earlier.
  */
 #include "pg/lsh/lsh.h"
 
@@ -15,8 +23,12 @@ extern "C" {
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/ruleutils.h"
 #include "utils/syscache.h"
 }
 
@@ -79,6 +91,15 @@ lshvalidate(Oid opclassoid)
 	opfamilyname = opfamily_name(opfamilyoid, NULL);
 
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+	if (proclist->n_members == 0 && oprlist->n_members == 0)
+	{
+		/* a placeholder (above): valid as it is */
+		ReleaseCatCacheList(oprlist);
+		ReleaseCatCacheList(proclist);
+		ReleaseSysCache(classtup);
+		return true;
+	}
 	for (int i = 0; i < proclist->n_members; i++)
 	{
 		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
@@ -88,7 +109,6 @@ lshvalidate(Oid opclassoid)
 		ok = false;
 	}
 
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
 	for (int i = 0; i < oprlist->n_members; i++)
 	{
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
@@ -159,4 +179,42 @@ lshvalidate(Oid opclassoid)
 	ReleaseCatCacheList(proclist);
 	ReleaseSysCache(classtup);
 	return ok;
+}
+
+/*
+ * ambuild's first step: an index whose operator class has no % operator (the
+ * placeholders for text and arrays) cannot answer anything. Say what to
+ * index instead, naming the column.
+ */
+void
+lsh_require_signatures(Relation heap, Relation index, const struct IndexInfo *indexInfo)
+{
+	Oid			opcintype = index->rd_opcintype[0];
+	AttrNumber	attnum = indexInfo->ii_IndexAttrNumbers[0];
+	Oid			type;
+	const char *what;
+
+	if (OidIsValid(get_opfamily_member(index->rd_opfamily[0], opcintype, opcintype,
+									   LSH_SIMILAR_STRATEGY)))
+		return;
+	if (attnum > 0)
+	{
+		type = TupleDescAttr(RelationGetDescr(heap), attnum - 1)->atttypid;
+		what = quote_identifier(get_attname(RelationGetRelid(heap), attnum, false));
+	}
+	else
+	{
+		Node	   *expr = (Node *) linitial(indexInfo->ii_Expressions);
+
+		type = exprType(expr);
+		what = deparse_expression(expr,
+								  deparse_context_for(RelationGetRelationName(heap),
+													  RelationGetRelid(heap)),
+								  false, false);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("lsh indexes minhash signatures, not type %s", format_type_be(type)),
+			 errhint("Index the signature: CREATE INDEX ... USING lsh (minhash(%s)), and query it with minhash(%s) %% minhash(...).",
+					 what, what)));
 }

@@ -1,0 +1,74 @@
+-- Mistakes a newcomer makes, and the errors and warnings that point the way.
+\set VERBOSITY default
+CREATE TABLE nh (id int, body text, v varchar, b char(30), tags text[], n int);
+INSERT INTO nh VALUES (1, 'the quick brown fox jumps over the lazy dog', 'the quick brown fox',
+                       'the quick brown fox', '{a,b}', 1);
+
+-- A number as the second argument (meant as the shingle size k, or as
+-- num_perm): an error whose hint names the argument, for a column of any text
+-- type, a literal, and with more arguments after it. SQLSTATE 42883, as the
+-- "function does not exist" it replaces.
+SELECT minhash(body, 3) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash('the quick brown fox', 3);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(v, 3, 256) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(b, 2) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, NULL::int) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+-- the spellings the hint suggests work, and mean what they say
+SELECT minhash(body, k => 3) = minhash(body, 'word', 3) AS k_named,
+       minhash_num_perm(minhash(body, num_perm => 3)) AS num_perm_named
+FROM nh;
+-- a literal or NULL unit still goes to the text function
+SELECT minhash(body, 'char') = minhash(body, unit => 'char') AS unit_positional,
+       minhash(body, NULL) IS NULL AS null_unit
+FROM nh;
+-- arrays keep num_perm second
+SELECT minhash_num_perm(minhash(tags, 64)) FROM nh;
+
+-- minhash(body, 'char', 128) means k = 128, a shingle of 128 characters:
+-- almost certainly meant as num_perm. It works, with a warning that says how
+-- to write num_perm, once per call in the query (not once per row).
+SELECT minhash_num_perm(minhash(body, 'char', 128)) AS num_perm FROM nh;
+SELECT count(minhash(body || g, 'word', 64)) FROM nh, generate_series(1, 5) g;
+-- shingle sizes below 64 are not questioned
+SELECT minhash_num_perm(minhash(body, 'char', 63)) FROM nh;
+
+-- A driver's untyped parameter (psycopg 3, node-postgres) in minhash($1)
+-- matches minhash(unknown), the overload that makes minhash('a literal') a
+-- signature rather than a cast, and its type stays undetermined: the README
+-- tells client programs to write minhash($1::text).
+PREPARE untyped AS SELECT minhash($1);
+\echo :LAST_ERROR_SQLSTATE
+PREPARE typed AS SELECT minhash($1::text) = minhash('the quick brown fox');
+EXECUTE typed('the quick brown fox');
+DEALLOCATE typed;
+
+-- An lsh index on the text (or array) instead of its signature: the error
+-- names the expression to index.
+CREATE INDEX ON nh USING lsh (body);
+\echo :LAST_ERROR_SQLSTATE
+CREATE INDEX ON nh USING lsh (v);
+\echo :LAST_ERROR_SQLSTATE
+CREATE INDEX ON nh USING lsh (tags);
+\echo :LAST_ERROR_SQLSTATE
+CREATE INDEX ON nh USING lsh (lower(body));
+\echo :LAST_ERROR_SQLSTATE
+-- also on an empty table (the build runs, with no rows), and for an unlogged one
+CREATE UNLOGGED TABLE nh_empty (body text);
+CREATE INDEX ON nh_empty USING lsh (body);
+\echo :LAST_ERROR_SQLSTATE
+-- a type that is neither: PostgreSQL's own error
+CREATE INDEX ON nh USING lsh (n);
+\echo :LAST_ERROR_SQLSTATE
+-- what the hint says works
+CREATE INDEX nh_body_idx ON nh USING lsh (minhash(body));
+CREATE INDEX nh_tags_idx ON nh USING lsh (minhash(tags));
+SET enable_seqscan = off;
+SELECT id FROM nh WHERE minhash(body) % minhash('the quick brown fox jumps over the lazy dog');
+RESET enable_seqscan;
+
+DROP TABLE nh, nh_empty;
