@@ -213,3 +213,8 @@ COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
     'estimated Jaccard similarity at least the threshold of the query';
 
 ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash_query);
+
+-- minhash(anyarray) no longer hashes setting-dependent text forms (issue 8):
+-- the function is the same C symbol, only its description changes.
+COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements, identified by a form no setting changes (text for integers, text types and other types whose output reads no setting; binary for the rest)';

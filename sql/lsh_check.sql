@@ -48,7 +48,7 @@ SELECT * FROM minhash_lsh_check('lsh_chk_sig', true);
 -- the table no longer produces. The plain check sees a sound index; the
 -- heap comparison sees every row.
 CREATE FUNCTION lsh_chk_sig_of(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
-  AS $$ BEGIN RETURN minhash(t, 'word', 2, 64); END $$;
+  SET search_path FROM CURRENT AS $$ BEGIN RETURN minhash(t, 'word', 2, 64); END $$;
 CREATE FUNCTION lsh_chk_covered(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE
   AS $$ BEGIN RETURN id % 2 = 0; END $$;
 CREATE TABLE lsh_lie (id int, body text) WITH (autovacuum_enabled = off);
@@ -58,7 +58,7 @@ CREATE INDEX lsh_lie_part ON lsh_lie USING lsh (minhash(body)) WHERE lsh_chk_cov
 SELECT * FROM minhash_lsh_check('lsh_lie_expr', true);
 SELECT * FROM minhash_lsh_check('lsh_lie_part', true);
 CREATE OR REPLACE FUNCTION lsh_chk_sig_of(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
-  AS $$ BEGIN RETURN minhash(t, 'word', 3, 64); END $$;
+  SET search_path FROM CURRENT AS $$ BEGIN RETURN minhash(t, 'word', 3, 64); END $$;
 CREATE OR REPLACE FUNCTION lsh_chk_covered(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE
   AS $$ BEGIN RETURN id % 4 <> 3; END $$;
 SELECT count(*) AS problems FROM minhash_lsh_check('lsh_lie_expr');
@@ -95,8 +95,10 @@ SELECT * FROM minhash_lsh_check('lsh_chk_body', true);
 SELECT live_rows > 0 AS has_rows FROM minhash_lsh_stats('lsh_chk_body');
 RESET ROLE;
 -- a superuser checks anyone's index; the index expression then runs as the
--- table's owner, not as the superuser
+-- table's owner, not as the superuser, with search_path = pg_catalog, pg_temp
+-- (functions that need more say so: SET search_path FROM CURRENT)
 CREATE FUNCTION lsh_chk_whoami(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
+  SET search_path FROM CURRENT
   AS $$ BEGIN RAISE NOTICE 'evaluated as %', current_user; RETURN minhash(t); END $$;
 CREATE TABLE lsh_who (body text);
 INSERT INTO lsh_who VALUES ('one two three four five six');

@@ -76,11 +76,26 @@ INSERT INTO lsh_opt_late VALUES (1, minhash(ARRAY[1, 2, 3]));
 INSERT INTO lsh_opt_late VALUES (1, minhash(ARRAY[1, 2, 3], 256));
 SELECT num_perm, bands, rows, live_rows FROM minhash_lsh_stats('lsh_opt_late_sig');
 
--- ALTER INDEX SET is validated the same way; new parameters apply at REINDEX
+-- ALTER INDEX SET is validated the same way, and a change of the build
+-- options is refused (0A000): the definition pg_dump writes must stay the
+-- one the index was built with. Setting an option to its current value,
+-- and REINDEX, keep the index as it is.
 ALTER INDEX lsh_opt_t8 SET (bands = 4, rows = 4);
 \echo :LAST_ERROR_SQLSTATE
 ALTER INDEX lsh_opt_t8 SET (threshold = 0.9);
-SELECT bands, rows FROM minhash_lsh_stats('lsh_opt_t8');
+\echo :LAST_ERROR_SQLSTATE
+ALTER TABLE lsh_opt_t8 SET (fp_weight = 0.5);
+\echo :LAST_ERROR_SQLSTATE
+ALTER INDEX lsh_opt_t8 RESET (threshold);
+\echo :LAST_ERROR_SQLSTATE
+ALTER INDEX lsh_opt_br SET (bands = 5, rows = 4);
+\echo :LAST_ERROR_SQLSTATE
+ALTER INDEX lsh_opt_br RESET (bands, rows);
+\echo :LAST_ERROR_SQLSTATE
+ALTER INDEX lsh_opt_t8 SET (threshold = 0.8);
+ALTER INDEX lsh_opt_t8 RENAME TO lsh_opt_t8_renamed;
+ALTER INDEX lsh_opt_t8_renamed RENAME TO lsh_opt_t8;
+SELECT relname, reloptions FROM pg_class WHERE relname IN ('lsh_opt_t8', 'lsh_opt_br') ORDER BY 1;
 REINDEX INDEX lsh_opt_t8;
 SELECT bands, rows, round(threshold::numeric, 2) AS threshold FROM minhash_lsh_stats('lsh_opt_t8');
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -385,6 +386,91 @@ Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, Interrup
     if (sink.status() == Status::Ok)
         *out = std::move(set);
     return sink.status();
+}
+
+namespace detail {
+
+// Receives units from the normalizer, keeps the starts of the last k in a
+// ring (as the signature path does) and hands the hash of each complete
+// window to the caller's sink in blocks.
+class HashSink {
+  public:
+    HashSink(const char *text, int k, InterruptFlag interrupt, ShingleHashSink sink, void *ctx)
+        : text_(text), k_(k), interrupt_(interrupt), sink_(sink), ctx_(ctx) {}
+
+    bool unit(uint32_t start, uint32_t end) {
+        ring_[pos_] = start;
+        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
+        ++count_;
+        last_end_ = end;
+        if (count_ >= static_cast<uint64_t>(k_)) {
+            const uint32_t first = ring_[pos_];  // start of unit count_ - k
+            push(hash_bytes(text_ + first, end - first));
+        }
+        return status_ == Status::Ok;
+    }
+
+    bool tick() {
+        if (status_ == Status::Ok && interrupt_ && *interrupt_)
+            status_ = Status::Interrupted;
+        return status_ == Status::Ok;
+    }
+
+    // A text with fewer than k units is one shingle: all of it.
+    void finish() {
+        if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
+            push(hash_bytes(text_, last_end_));
+        flush();
+    }
+
+    Status status() const { return status_; }
+
+  private:
+    static constexpr size_t kBlock = 256;
+
+    void push(uint64_t h) {
+        if (status_ != Status::Ok)
+            return;
+        block_[nblock_++] = h;
+        if (nblock_ == kBlock) {
+            flush();
+            tick();
+        }
+    }
+    void flush() {
+        if (status_ == Status::Ok && nblock_ > 0 && !sink_(ctx_, block_, nblock_))
+            status_ = Status::TooLarge;
+        nblock_ = 0;
+    }
+
+    const char *text_;
+    const int k_;
+    InterruptFlag interrupt_;
+    ShingleHashSink sink_;
+    void *ctx_;
+    Status status_ = Status::Ok;
+    int pos_ = 0;
+    uint64_t count_ = 0;
+    uint32_t last_end_ = 0;
+    size_t nblock_ = 0;
+    uint32_t ring_[kMaxShingleSize];
+    uint64_t block_[kBlock];
+};
+
+}  // namespace detail
+
+Status for_each_shingle_hash(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                             ShingleHashSink sink, void *ctx) {
+    // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
+    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
+        return Status::TooLarge;
+    const int k = clamp_shingle_size(spec);
+    std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+    detail::HashSink hs(text.get(), k, interrupt, sink, ctx);
+    size_t len = 0;
+    if (detail::normalize_into(doc, spec.unit, text.get(), &len, hs))
+        hs.finish();
+    return hs.status();
 }
 
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec) {

@@ -124,4 +124,17 @@ Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, Interrup
 // The same without a budget or interruption, as strings (tests, tools).
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec);
 
+// Receives shingle hashes a block at a time; returns false to stop the pass.
+using ShingleHashSink = bool (*)(void *ctx, const uint64_t *hashes, size_t n);
+
+// Streams hash_bytes() of every shingle of doc -- the shingles
+// for_each_shingle(normalize(doc), k) visits, in that order, repeats
+// included -- to sink, without recording the units: memory is the
+// normalized text alone (at most normalized_capacity bytes). Polls interrupt
+// regularly. Returns Ok; Interrupted (the flag was set); TooLarge (the sink
+// returned false, or the document is too large for 32-bit offsets).
+// Throws std::bad_alloc.
+Status for_each_shingle_hash(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                             ShingleHashSink sink, void *ctx);
+
 }  // namespace minhash

@@ -1,7 +1,9 @@
 /*
  * jaccard(anyarray, anyarray): the exact Jaccard similarity of two sets, the
- * reference the estimate is judged against. Elements are compared by their
- * UTF-8 text form (as minhash(anyarray) hashes them), NULLs are ignored,
+ * reference the estimate is judged against. Elements are compared by the
+ * bytes minhash(anyarray) hashes (element.cpp: the UTF-8 text form of
+ * integers, text types and others whose output reads no setting, the binary
+ * or hashed form of the rest), NULLs are ignored,
  * duplicates count once, and two empty sets are identical.
  *
  * Each element becomes (64-bit hash, pointer, length) in palloc'd memory; the
@@ -22,7 +24,7 @@ PG_FUNCTION_INFO_V1(minhash_jaccard_array);
 }
 
 /*
- * The non-NULL elements of arr with their hashes. The text forms stay
+ * The non-NULL elements of arr with their hashes. Their bytes stay
  * allocated until the call ends: the core compares them.
  */
 static minhash::HashedElement *
@@ -41,10 +43,14 @@ collect_elements(ArrayType *arr, ElementText *et, size_t *count)
 	while (array_iterate(it, &value, &isnull))
 	{
 		void	   *to_free;
+		char		scratch[ELEMENT_SCRATCH_SIZE];
 
 		if (isnull)
 			continue;
-		out[n].data = element_text(et, value, &out[n].len, &to_free);
+		out[n].data = element_bytes(et, value, &out[n].len, &to_free, scratch);
+		/* the core compares the bytes after the loop: keep them */
+		if (out[n].data == scratch)
+			out[n].data = (const char *) memcpy(palloc(out[n].len), scratch, out[n].len);
 		out[n].hash = minhash::hash_bytes(out[n].data, out[n].len);
 		n++;
 		if ((n & 1023) == 0)

@@ -22,6 +22,7 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "utils/relcache.h"
 }
 
 namespace minhash {
@@ -147,31 +148,62 @@ void minhash_report_core_error(const CoreError *err) pg_attribute_noreturn();
  */
 const volatile sig_atomic_t *minhash_interrupt_flag(void);
 
-/* src/pg/element.cpp: set elements by their text form */
+/* src/pg/element.cpp: the bytes that identify a set element */
 
-/*
- * How to get an element's text form: its type's output function, with a fast
- * path for text-like types whose output is their bytes. The text is converted
- * to UTF-8 so a set hashes alike in every database encoding, and the same as
- * the shingles minhash(text) hashes.
- */
+/* how an element type is represented (element.cpp explains the choice) */
+typedef enum ElementKind
+{
+	ELEMENT_TEXT_BYTES,			/* text, varchar, bpchar: the stored bytes are the output */
+	ELEMENT_INT2,				/* integers: their decimal text, formatted here */
+	ELEMENT_INT4,
+	ELEMENT_INT8,
+	ELEMENT_TEXT_OUT,			/* the output function (setting-independent types) */
+	ELEMENT_SEND,				/* the binary send form */
+	ELEMENT_HASH				/* the extended hash support function, 8 bytes */
+} ElementKind;
+
 typedef struct ElementText
 {
 	Oid			typid;
-	bool		is_text;		/* text, varchar, bpchar: the bytes are the output */
-	FmgrInfo	outfn;
+	ElementKind kind;
+	Oid			collation;		/* ELEMENT_HASH of a collatable type */
+	FmgrInfo	fn;				/* output, send or extended hash function */
 } ElementText;
+
+/* room element_bytes may use in the caller's scratch buffer */
+#define ELEMENT_SCRATCH_SIZE 32
 
 void		element_text_init(ElementText *et, Oid typid, MemoryContext mcxt);
 
 /*
- * The UTF-8 text form of a non-NULL element. *to_free is set to memory the
- * caller may pfree after use (NULL if none).
+ * The bytes identifying a non-NULL element: UTF-8 text, send form or hash.
+ * They may live in scratch (ELEMENT_SCRATCH_SIZE bytes); *to_free is set to
+ * memory the caller may pfree after use (NULL if none).
  */
-const char *element_text(ElementText *et, Datum value, size_t *len, void **to_free);
+const char *element_bytes(ElementText *et, Datum value, size_t *len, void **to_free,
+						  char *scratch);
 
-/* 64-bit hash (minhash::family_hash) of the element's UTF-8 text form */
+/* 64-bit hash (minhash::family_hash) of the element's bytes (see element_bytes) */
 uint64		element_hash(ElementText *et, Datum value, int family);
+
+/* src/pg/owner.cpp: a table's user code runs as its owner (REINDEX's rules) */
+
+typedef struct MinhashOwnerContext
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} MinhashOwnerContext;
+
+/*
+ * Between begin and end, the current user is heap's owner, inside a
+ * security-restricted operation, at a new GUC nest level with search_path
+ * pg_catalog, pg_temp. Evaluate index expressions and predicates (and build
+ * them: RelationGetIndexExpressions folds constants by calling functions)
+ * only in there. Nothing in between may depend on the caller's rights.
+ */
+void		minhash_owner_begin(Relation heap, MinhashOwnerContext *ctx);
+void		minhash_owner_end(MinhashOwnerContext *ctx);
 
 /* src/pg/shingle_funcs.cpp: arguments shared with minhash(text) */
 
@@ -214,6 +246,12 @@ void		minhash_warn_large_k(int32 k, text *unit, bool *warned);
 
 /* GUCs (minhash.*), read at execution time */
 extern double minhash_similarity_threshold;
+
+/*
+ * minhash.similarity_threshold as every reader must get it: an error if
+ * the value the user set was rejected when the library loaded (guc.cpp).
+ */
+double		minhash_threshold(void);
 
 void		minhash_guc_init(void);
 

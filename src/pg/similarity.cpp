@@ -48,7 +48,7 @@ minhash_jaccard(PG_FUNCTION_ARGS)
 extern "C" Datum
 minhash_similar(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(estimate(fcinfo) >= minhash_similarity_threshold);
+	PG_RETURN_BOOL(estimate(fcinfo) >= minhash_threshold());
 }
 
 static double

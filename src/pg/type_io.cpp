@@ -48,10 +48,28 @@ bad_literal(const char *str, const char *detail)
 					 MINHASH_MAX_NUM_PERM)));
 }
 
+/*
+ * A typmod is -1 (none) or a num_perm, 1 to 1024. Only minhash_typmod_in
+ * makes typmods, and it checks them; this guards the functions that take
+ * one as an argument and can be called directly (minhash_enforce_typmod,
+ * minhash_in, minhash_recv), so that none stores a signature of 0 values.
+ */
+static void
+valid_typmod(int32 typmod)
+{
+	if (typmod != -1 && (typmod < MINHASH_MIN_NUM_PERM || typmod > MINHASH_MAX_NUM_PERM))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid type modifier %d for type minhash", typmod),
+				 errdetail("The modifier is num_perm, between %d and %d, or -1 for none.",
+						   MINHASH_MIN_NUM_PERM, MINHASH_MAX_NUM_PERM)));
+}
+
 /* The enforcement shared by input, recv and the length-coercion cast */
 static void
 check_typmod(int num_perm, int32 typmod)
 {
+	valid_typmod(typmod);
 	if (typmod >= 0 && num_perm != typmod)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -253,6 +271,7 @@ minhash_enforce_typmod(PG_FUNCTION_ARGS)
 	bool		is_explicit = PG_GETARG_BOOL(2);
 	MinHashSig *prefix;
 
+	valid_typmod(typmod);
 	if (typmod < 0 || sig->num_perm == typmod)
 		PG_RETURN_MINHASH_P(sig);
 	if (!is_explicit || typmod > sig->num_perm)

@@ -60,7 +60,7 @@ CREATE FUNCTION minhash(elements anyarray, num_perm integer DEFAULT 128, seed bi
     RETURNS minhash
     AS 'MODULE_PATHNAME', 'minhash_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
 COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
-    'MinHash signature of the set of non-NULL array elements, identified by their text form (for dates, timestamps, floats it follows DateStyle, TimeZone, extra_float_digits)';
+    'MinHash signature of the set of non-NULL array elements, identified by a form no setting changes (text for integers, text types and other types whose output reads no setting; binary for the rest)';
 
 CREATE FUNCTION jaccard(a minhash, b minhash) RETURNS double precision
     AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 5;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/normalize_impl.h"
 
 using minhash::distinct_shingles;
@@ -389,4 +390,60 @@ TEST(DistinctShingles, InterruptIsPolledBetweenLongTokens) {
     minhash::DistinctShingles set;
     EXPECT_EQ(distinct_shingles(doc + " " + doc, {ShingleUnit::Word, 1}, &pending, kUnlimited, &set),
               Status::Interrupted);
+}
+
+// for_each_shingle_hash streams hash_bytes() of exactly the shingles that
+// for_each_shingle visits on the recorded normalization, in the same order.
+static std::vector<uint64_t> reference_hashes(const std::string &doc, ShingleSpec spec) {
+    std::vector<uint64_t> out;
+    const auto norm = normalize(doc, spec.unit);
+    minhash::for_each_shingle(norm, minhash::clamp_shingle_size(spec),
+                              [&](std::string_view s) { out.push_back(minhash::hash_bytes(s)); });
+    return out;
+}
+
+static bool collect_hashes(void *ctx, const uint64_t *h, size_t n) {
+    auto *v = static_cast<std::vector<uint64_t> *>(ctx);
+    v->insert(v->end(), h, h + n);
+    return true;
+}
+
+TEST(ShingleHashes, StreamEqualsRecordedShingles) {
+    std::vector<std::string> docs = {"", "  \t ", "one", "The quick brown fox jumps over the lazy dog",
+                                     "Ça va? Über-Größe, ΣΟΦΙΑΣ  e\u0301t\u00e9 a\xff" "b"};
+    std::mt19937 rng(7);
+    std::string big;
+    const char *words[] = {"alpha", "Beta", "γάμμα", "delta", "ÉPSILON", "zeta", "η", "x"};
+    for (int i = 0; i < 5000; ++i)
+        big += std::string(words[rng() % 8]) + (rng() % 5 == 0 ? ", " : " ");
+    docs.push_back(big);
+    for (const auto &doc : docs)
+        for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace})
+            for (int k : {0, 1, 3, 5, 9}) {
+                std::vector<uint64_t> got;
+                ASSERT_EQ(minhash::for_each_shingle_hash(doc, {u, k}, nullptr, collect_hashes, &got),
+                          Status::Ok);
+                EXPECT_EQ(got, reference_hashes(doc, {u, k}))
+                    << "unit " << static_cast<int>(u) << " k " << k << " doc of " << doc.size() << " bytes";
+            }
+}
+
+static bool refuse_hashes(void *, const uint64_t *, size_t) { return false; }
+
+TEST(ShingleHashes, SinkAndInterruptStopThePass) {
+    std::string doc;
+    for (int i = 0; i < 20000; ++i)
+        doc += "word" + std::to_string(i) + ' ';
+    EXPECT_EQ(minhash::for_each_shingle_hash(doc, {ShingleUnit::Word, 3}, nullptr, refuse_hashes, nullptr),
+              Status::TooLarge);
+    volatile std::sig_atomic_t pending = 1;
+    std::vector<uint64_t> got;
+    EXPECT_EQ(minhash::for_each_shingle_hash(doc, {ShingleUnit::Char, 3}, &pending, collect_hashes, &got),
+              Status::Interrupted);
+    EXPECT_LT(got.size(), doc.size());
+    pending = 0;
+    got.clear();
+    EXPECT_EQ(minhash::for_each_shingle_hash(doc, {ShingleUnit::Char, 3}, &pending, collect_hashes, &got),
+              Status::Ok);
+    EXPECT_EQ(got, reference_hashes(doc, {ShingleUnit::Char, 3}));
 }

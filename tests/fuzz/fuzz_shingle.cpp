@@ -5,7 +5,9 @@
 //  - the streamed distinct shingles (minhash_shingles) equal every window of
 //    the recorded units, deduplicated in order of first appearance;
 //  - minhash(doc) equals the signature of minhash_shingles(doc);
-//  - the estimate of a signature with itself is 1.
+//  - the estimate of a signature with itself is 1;
+//  - the streamed shingle hashes (for_each_shingle_hash, exact pairs) equal
+//    the hash of every window of the recorded units, in order.
 // The first input byte picks unit and k, the rest is the document.
 #include <cstdint>
 #include <cstdlib>
@@ -89,5 +91,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     signature_update(datasketch, ds_hashes.data(), ds_hashes.size(), from_set);
     for (int i = 0; i < 24; ++i)
         check(from_text[i] == from_set[i]);
+    // the streamed hashes of exact pairs verification: every window's hash, in order
+    std::vector<uint64_t> all, streamed;
+    for_each_shingle(norm, k, [&](std::string_view s) { all.push_back(hash_bytes(s)); });
+    check(for_each_shingle_hash(
+              doc, spec, nullptr,
+              [](void *ctx, const uint64_t *h, size_t n) {
+                  auto *v = static_cast<std::vector<uint64_t> *>(ctx);
+                  v->insert(v->end(), h, h + n);
+                  return true;
+              },
+              &streamed) == Status::Ok);
+    check(streamed == all);
     return 0;
 }

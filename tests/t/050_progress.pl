@@ -16,8 +16,9 @@ $node->safe_psql('postgres', qq{
 CREATE TABLE t (id bigint);
 INSERT INTO t SELECT g FROM generate_series(1, $rows) g;
 -- Declared IMMUTABLE (a lie about pg_sleep) only so it can be indexed.
+-- Qualified: the heap check runs it with search_path = pg_catalog, pg_temp.
 CREATE FUNCTION slow_sig(id bigint) RETURNS minhash LANGUAGE sql IMMUTABLE AS
-  \$\$ SELECT minhash(ARRAY[id, id + 1]) FROM pg_sleep(0.001) \$\$;
+  \$\$ SELECT public.minhash(ARRAY[id, id + 1]) FROM pg_sleep(0.001) \$\$;
 });
 
 my $builder = $node->background_psql('postgres');

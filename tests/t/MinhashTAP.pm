@@ -46,7 +46,10 @@ sub minhash_node
 }
 
 # fam_sig(id): the signature of row id under the family model above (default
-# k = 128, seed 1). IMMUTABLE so it can be used in index quals with a Param.
+# k = 128, seed 1). IMMUTABLE so it can be used in index quals with a Param;
+# its names are qualified because index expressions evaluated by the
+# extension (exact pairs, the heap check) run with search_path = pg_catalog,
+# pg_temp.
 # Also creates a table (id bigint, sig minhash) for each name in @tables.
 sub create_schema
 {
@@ -61,7 +64,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS \$\$
     SELECT (id / $fs) * 100000 + 1000 + (id % $fs) * 10 + g FROM generate_series(1, 6) g)
 \$\$;
 CREATE FUNCTION fam_sig(id bigint) RETURNS minhash
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS \$\$ SELECT minhash(fam_set(id)) \$\$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS \$\$ SELECT public.minhash(public.fam_set(id)) \$\$;
 };
 	for my $t (@tables)
 	{

@@ -83,6 +83,8 @@ lsh_init(void)
 							20000, -1, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	lsh_alter_init();
 }
 
 static void

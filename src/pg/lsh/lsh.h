@@ -375,6 +375,7 @@ extern int	lsh_min_candidates;
 extern double lsh_recall;
 extern int	lsh_max_scan_tuples;
 void		lsh_init(void);
+void		lsh_alter_init(void);	/* lsh_alter.cpp: ALTER INDEX SET of build options */
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
 char	   *lshbuildphasename(int64 phasenum);

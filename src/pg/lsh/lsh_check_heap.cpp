@@ -22,9 +22,9 @@
  * satisfy it, as a build would.
  *
  * Index expressions are user code: they run as the table's owner inside a
- * security-restricted operation, as in REINDEX, so that a superuser checking
- * someone's index does not run that someone's functions with superuser
- * rights.
+ * security-restricted operation, as in REINDEX (minhash_owner_begin), so that
+ * a superuser checking someone's index does not run that someone's functions
+ * with superuser rights.
  */
 #include "core/hash.h"
 #include "pg/lsh/lsh.h"
@@ -39,7 +39,6 @@ extern "C" {
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -176,11 +175,16 @@ heap_tuple_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 static void
 scan_heap(LshHeapCheck *hc)
 {
-	IndexInfo  *ii = BuildIndexInfo(hc->index);
+	IndexInfo  *ii;
 	TableScanDesc scan;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			save_nestlevel;
+	MinhashOwnerContext owner;
+
+	/*
+	 * BuildIndexInfo too: it loads the index expressions and predicate,
+	 * whose constant folding calls their functions.
+	 */
+	minhash_owner_begin(hc->heap, &owner);
+	ii = BuildIndexInfo(hc->index);
 
 	/*
 	 * An MVCC snapshot: the tuples this transaction sees, as the first scan
@@ -188,16 +192,9 @@ scan_heap(LshHeapCheck *hc)
 	 * scan not to expect SnapshotAny).
 	 */
 	ii->ii_Concurrent = true;
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(hc->heap->rd_rel->relowner,
-						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
-	save_nestlevel = NewGUCNestLevel();
-
 	scan = table_beginscan_strat(hc->heap, hc->snapshot, 0, NULL, true, true);
 	table_index_build_scan(hc->heap, hc->index, ii, true, false, heap_tuple_callback, hc, scan);
-
-	AtEOXact_GUC(false, save_nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	minhash_owner_end(&owner);
 }
 
 static bool

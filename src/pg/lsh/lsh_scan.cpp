@@ -436,7 +436,7 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 		if (sk->sk_strategy == LSH_SIMILAR_STRATEGY)
 		{
 			so->quals[i] = DatumGetMinHashSig(sk->sk_argument);
-			so->thresholds[i] = minhash_similarity_threshold;
+			so->thresholds[i] = minhash_threshold();
 		}
 		else if (sk->sk_strategy == LSH_SIMILAR_T_STRATEGY)
 		{
@@ -451,7 +451,7 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 		else
 			elog(ERROR, "unexpected strategy %d in an lsh index scan", sk->sk_strategy);
 	}
-	so->threshold = so->nquals > 0 ? so->thresholds[0] : minhash_similarity_threshold;
+	so->threshold = so->nquals > 0 ? so->thresholds[0] : minhash_threshold();
 	return true;
 }
 

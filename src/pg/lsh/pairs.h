@@ -92,6 +92,7 @@ typedef struct PairsPart
 	TupleTableSlot *slot;
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
+	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
 	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsPart;

@@ -21,32 +21,78 @@
 #include "core/shingle.h"
 #include "pg/lsh/pairs.h"
 
+extern "C" {
+#include "miscadmin.h"
+}
+
+/* how one pass of shingle_hashes ended */
+enum ShinglePass
+{
+	SHINGLES_DONE,				/* out[0..*count) holds the distinct hashes, sorted */
+	SHINGLES_FULL,				/* more distinct shingles than fit out: retry with more room */
+	SHINGLES_INTERRUPTED		/* InterruptPending: service it, then retry */
+};
+
+/* where the streamed hashes go (a plain struct: it crosses the core's callback) */
+struct HashBuffer
+{
+	uint64	   *out;
+	size_t		cap;
+	size_t		n;
+	bool		at_limit;
+};
+
 /*
- * The distinct shingle hashes of doc, sorted, into out[0..cap). Returns the
- * number of distinct hashes, which may exceed cap: then out holds nothing
- * useful and the caller retries with a larger buffer.
+ * The hashes stream into out; when it fills, it is sorted and deduplicated
+ * in place and the stream goes on, so the room needed is the number of
+ * distinct shingles, not of shingles (a repetitive text needs little). The
+ * pass gives up when out stays nearly full after deduplication (entirely
+ * full, at the caller's limit).
+ */
+static bool
+take_hashes(void *ctx, const uint64_t *hashes, size_t count)
+{
+	HashBuffer *b = (HashBuffer *) ctx;
+
+	for (size_t i = 0; i < count; i++)
+	{
+		if (b->n == b->cap)
+		{
+			std::sort(b->out, b->out + b->n);
+			b->n = std::unique(b->out, b->out + b->n) - b->out;
+			if (b->n == b->cap || (!b->at_limit && b->n > b->cap - b->cap / 8))
+				return false;
+		}
+		b->out[b->n++] = hashes[i];
+	}
+	return true;
+}
+
+/*
+ * The distinct shingle hashes of doc, sorted, into out[0..cap): the shingles
+ * of minhash_shingles(doc, k, unit), streamed by the core without recording
+ * its units, and polled for interrupts as they go.
  */
 static bool
 shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, uint64 *out,
-			   size_t cap, size_t *count, CoreError *err) noexcept
+			   size_t cap, bool at_limit, minhash::InterruptFlag interrupt, size_t *count,
+			   ShinglePass *pass, CoreError *err) noexcept
 {
 	try
 	{
-		minhash::NormalizedText norm = minhash::normalize(std::string_view(doc, len), spec->unit);
-		size_t		n = 0;
+		HashBuffer	b = {out, cap, 0, at_limit};
+		minhash::Status st = minhash::for_each_shingle_hash(std::string_view(doc, len), *spec,
+															interrupt, take_hashes, &b);
 
-		minhash::for_each_shingle(norm, minhash::clamp_shingle_size(*spec),
-								  [&](std::string_view s) {
-									  if (n < cap)
-										  out[n] = minhash::hash_bytes(s);
-									  n++;
-								  });
-		if (n <= cap)
+		if (st == minhash::Status::Ok)
 		{
-			std::sort(out, out + n);
-			n = std::unique(out, out + n) - out;
+			std::sort(out, out + b.n);
+			b.n = std::unique(out, out + b.n) - out;
+			*pass = SHINGLES_DONE;
 		}
-		*count = n;
+		else
+			*pass = st == minhash::Status::Interrupted ? SHINGLES_INTERRUPTED : SHINGLES_FULL;
+		*count = b.n;
 		return true;
 	}
 	catch (...)
@@ -95,43 +141,67 @@ lexeme_shingle_hashes(text *doc, int k, Oid config)
 	return s;
 }
 
-/* palloc'd in the current memory context */
+/*
+ * palloc'd in the current memory context. One row's shingles may take a
+ * quarter of work_mem (the row cache's arena, pairs_rows.cpp): a document
+ * with more distinct shingles is an error, not an allocation of any size.
+ */
 PairsShingles *
 pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config)
 {
 	size_t		len;
 	const char *utf8;
+	size_t		limit = Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
 	size_t		cap;
 
 	if (OidIsValid(config))
 		return lexeme_shingle_hashes(doc, minhash::clamp_shingle_size(*spec), config);
 	utf8 = minhash_doc_utf8(doc, &len);
-	/* a shingle starts at a unit, a unit at a byte: len + 1 is enough unless lowercasing grows the text */
-	cap = len + 1;
+	/*
+	 * A shingle starts at a unit, a unit at a byte: len + 1 is always enough
+	 * room (unless lowercasing grows the text). But a buffer that never
+	 * fills is sorted once, at the end, which cannot be interrupted: start
+	 * at most at 2^20 hashes (8 MB), so a long text is deduplicated in
+	 * steps of that size, and grow fourfold when mostly distinct.
+	 */
+	cap = Min(Min(len + 1, (size_t) 1 << 20), limit);
 
 	for (;;)
 	{
 		PairsShingles *s = (PairsShingles *)
 			palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 		size_t		n;
+		ShinglePass pass;
 		CoreError	err;
 
-		if (!shingle_hashes(utf8, len, spec, s->h, cap, &n, &err))
+		if (!shingle_hashes(utf8, len, spec, s->h, cap, cap == limit, minhash_interrupt_flag(),
+							&n, &pass, &err))
 			minhash_report_core_error(&err);
-		if (n <= cap)
+		if (pass == SHINGLES_DONE)
 		{
 			if (n > (size_t) PG_INT32_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("document has too many shingles for exact verification")));
 			s->n = (int32) n;
-			/* give back the unused tail: most texts have far fewer shingles than bytes */
+			/* give back the unused tail */
 			if (n + 64 < cap)
 				s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * n);
 			return s;
 		}
 		pfree(s);
-		cap = n;
+		if (pass == SHINGLES_INTERRUPTED)
+			CHECK_FOR_INTERRUPTS();
+		else if (cap == limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("document too large for exact verification within work_mem"),
+					 errdetail("A row's text has more than %zu distinct shingles; exact verification "
+							   "keeps 8 bytes per distinct shingle of a row, at most a quarter of "
+							   "work_mem (%d kB).", limit, work_mem),
+					 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
+		else
+			cap = Min(cap * 4, limit);
 	}
 }
 

@@ -97,7 +97,19 @@ fetch_row(PairsRun *run, PairsRow *r)
 	{
 		if (run->args.exact)
 		{
-			Datum		doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
+			Datum		doc;
+
+			/* the index expression is the table owner's code (owner.cpp) */
+			if (part->text_as_owner)
+			{
+				MinhashOwnerContext owner;
+
+				minhash_owner_begin(part->heap, &owner);
+				doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
+				minhash_owner_end(&owner);
+			}
+			else
+				doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
 
 			if (isnull)
 				r->text_isnull = true;

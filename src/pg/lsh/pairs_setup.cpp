@@ -21,7 +21,9 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -36,6 +38,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 }
 
@@ -46,7 +49,7 @@ pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 	double		t;
 
 	if (PG_ARGISNULL(argno))
-		return minhash_similarity_threshold;
+		return minhash_threshold();
 	t = PG_GETARG_FLOAT8(argno);
 	if (!(t >= 0.0 && t <= 1.0))	/* also rejects NaN */
 		ereport(ERROR,
@@ -221,7 +224,10 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 		textexpr = (Node *) var;
 	}
 	else if (call != NULL)
+	{
 		textexpr = (Node *) linitial(call->args);
+		part->text_as_owner = true;
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -281,9 +287,12 @@ static void
 check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 {
 	Oid			relid = RelationGetRelid(heap);
+	Oid			nspid = RelationGetNamespace(heap);
 	Oid			userid = GetUserId();
 	int			i = -1;
 
+	if (pg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, get_namespace_name(nspid));
 	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -296,8 +305,13 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 	while ((i = bms_next_member(used, i)) >= 0)
 	{
 		AttrNumber	attnum = i + FirstLowInvalidHeapAttributeNumber;
+		AclResult	result;
 
-		if (pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) != ACLCHECK_OK)
+		if (attnum == InvalidAttrNumber)	/* the whole row: every column */
+			result = pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ALL);
+		else
+			result = pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT);
+		if (result != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(heap->rd_rel->relkind),
 						   RelationGetRelationName(heap));
 	}
@@ -346,15 +360,28 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 	return keyexpr;
 }
 
-/* the columns the index reads: its column or its expressions' */
+/*
+ * The columns the index reads: its columns, its expressions' and its
+ * predicate's, read from pg_index without loading the expressions (loading
+ * folds constant calls: the owner's code, which must not run as the caller).
+ */
 static void
 index_columns(Relation index, Bitmapset **used)
 {
-	if (index->rd_index->indkey.values[0] != 0)
-		*used = bms_add_member(*used, index->rd_index->indkey.values[0] -
-							   FirstLowInvalidHeapAttributeNumber);
-	else
-		pull_varattnos((Node *) RelationGetIndexExpressions(index), 1, used);
+	static const AttrNumber fields[] = {Anum_pg_index_indexprs, Anum_pg_index_indpred};
+	int2vector *indkey = &index->rd_index->indkey;
+
+	for (int i = 0; i < indkey->dim1; i++)
+		if (indkey->values[i] != 0)
+			*used = bms_add_member(*used, indkey->values[i] - FirstLowInvalidHeapAttributeNumber);
+	for (AttrNumber field : fields)
+	{
+		bool		isnull;
+		Datum		d = SysCacheGetAttr(INDEXRELID, index->rd_indextuple, field, &isnull);
+
+		if (!isnull)
+			pull_varattnos((Node *) stringToNode(TextDatumGetCString(d)), 1, used);
+	}
 }
 
 /*
@@ -377,13 +404,15 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	part->heap = heap;
 	part->index = index;
 	check_lsh_index(index);
+	/*
+	 * What the call reads, checked before anything is evaluated: the key
+	 * (coerced as the caller, as a SELECT of the column would be), the text
+	 * column, and the index's columns, expressions and predicate.
+	 */
 	keyexpr = key_expression(run, heap, &used);
-	part->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
-	if (check_acl)
-		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
-	if (args->exact)
-		setup_exact(run, part, args->ext_namespace, &used);
-	/* the signatures are read too: the indexed column or expression */
+	if (args->exact && args->text_column != NULL)
+		used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
+							  FirstLowInvalidHeapAttributeNumber);
 	index_columns(index, &used);
 	if (check_acl)
 		check_privileges(run, heap, used);
@@ -393,6 +422,18 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 				 errmsg("%s does not support tables with row-level security", args->funcname),
 				 errdetail("Row-level security is enabled for partition \"%s\".",
 						   RelationGetRelationName(heap))));
+	part->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
+	if (check_acl)
+		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
+	if (args->exact)
+	{
+		/* loading the index expression may run its owner's code: as the owner (owner.cpp) */
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(heap, &owner);
+		setup_exact(run, part, args->ext_namespace, &used);
+		minhash_owner_end(&owner);
+	}
 
 	part->fetch = table_index_fetch_begin(heap);
 	part->slot = table_slot_create(heap, NULL);
