@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those missing.
 # Idempotent; runs `apt-get update` before installing anything.
+#
+#   scripts/install-deps.sh [PACKAGE ...]     what `make test` needs, and PACKAGEs
+#   scripts/install-deps.sh --only GROUP      one group below
+#
+# Groups: build (a plain `make && make install`: compiler, server headers,
+# libxxhash and libunistring, nothing else), deb (`make deb`), matrix
+# (`make test-matrix`: debootstrap; the chroots get their own packages).
 set -euo pipefail
 
-packages=(
-    g++ make cmake pkg-config clang libclang-rt-dev
-    postgresql-15 postgresql-server-dev-15 postgresql-contrib
-    libxxhash-dev libunistring-dev
+build=(g++ make postgresql-server-dev-15 libxxhash-dev libunistring-dev)
+deb=("${build[@]}" dpkg-dev debhelper postgresql-server-dev-all)
+matrix=(debootstrap)
+test=(
+    "${build[@]}" cmake pkg-config clang libclang-rt-dev
+    postgresql-15 postgresql-contrib
     googletest libgtest-dev libbenchmark-dev
     libipc-run-perl
 )
-# Callers may ask for more (the benchmark adds its plotting tools).
-packages+=("$@")
+
+if [ "${1:-}" = --only ]; then
+    case "${2:-}" in
+    build) packages=("${build[@]}") ;;
+    deb) packages=("${deb[@]}") ;;
+    matrix) packages=("${matrix[@]}") ;;
+    *) echo "usage: install-deps.sh --only build|deb|matrix" >&2; exit 2 ;;
+    esac
+else
+    # Callers may ask for more (the benchmark adds its plotting tools).
+    packages=("${test[@]}" "$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

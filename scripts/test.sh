@@ -20,23 +20,8 @@ echo "== build and install =="
 make -j2
 make install
 
-scratch=$(mktemp -d /tmp/minhash-test.XXXXXX)
-chown postgres: "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/regress" || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-
 echo "== pg_regress =="
-bash scripts/pgcluster.sh start "$scratch/regress" "max_worker_processes = 8" "max_parallel_workers_per_gather = 2"
-# shellcheck disable=SC1091
-. "$scratch/regress/env"
-if ! make installcheck; then
-    [ -f regression.diffs ] && head -n 300 regression.diffs
-    exit 1
-fi
-bash scripts/pgcluster.sh stop "$scratch/regress"
+bash scripts/regress.sh
 
 echo "== benchmark smoke run =="
 bash bench/run.sh --smoke
