@@ -8,16 +8,20 @@
 # Groups: build (a plain `make && make install`: compiler, server headers,
 # libxxhash and libunistring, nothing else), deb (`make deb`), matrix
 # (`make test-matrix`: debootstrap; the chroots get their own packages).
+#
+# MINHASH_PG_MAJOR (default 15) names the PostgreSQL major of the build group
+# (the test group is the host's: 15).
 set -euo pipefail
 
-build=(g++ make postgresql-server-dev-15 libxxhash-dev libunistring-dev)
+major=${MINHASH_PG_MAJOR:-15}
+build=(g++ make "postgresql-server-dev-$major" libxxhash-dev libunistring-dev)
 deb=("${build[@]}" dpkg-dev debhelper postgresql-server-dev-all)
 matrix=(debootstrap)
 test=(
     "${build[@]}" cmake pkg-config clang libclang-rt-dev
     postgresql-15 postgresql-contrib
     googletest libgtest-dev libbenchmark-dev
-    libipc-run-perl
+    libipc-run-perl python3-jsonschema
 )
 
 if [ "${1:-}" = --only ]; then

@@ -10,7 +10,8 @@
 # the clone and its parents are left alone.
 #
 # A run that executes no test (unreadable or missing files, prove's
-# "Result: NOTESTS") is a failure, never a silent pass.
+# "Result: NOTESTS"), or in which a test file skips itself, is a failure,
+# never a silent pass.
 #
 #   scripts/tap.sh [tests/t/NNN_name.pl ...]   default: every tests/t/*.pl
 #
@@ -76,6 +77,11 @@ count=$(sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\2/p' "$log" | tail -n 
 if ! grep -q '^Result: PASS$' "$log" || [ "${files:-0}" -ne ${#tests[@]} ] || [ "${count:-0}" -eq 0 ]; then
     echo "TAP: FAILED: prove ran ${files:-0} of ${#tests[@]} test files, ${count:-0} tests," \
         "result: $(sed -n 's/^Result: //p' "$log" | tail -n 1)" >&2
+    [ "$status" -ne 0 ] || status=1
+fi
+# A test file that skips itself entirely (skip_all) checks nothing: also a failure.
+if grep -E '\.pl \.+ skipped:' "$log" >&2; then
+    echo "TAP: FAILED: the test files above were skipped" >&2
     [ "$status" -ne 0 ] || status=1
 fi
 if [ "$status" -ne 0 ]; then

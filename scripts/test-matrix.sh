@@ -77,6 +77,9 @@ inside() {
     local target=$1 major=$2 role=$3
     cd /build/minhash
     export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
+    # install-deps.sh (called by `make deb`) then checks this major's packages,
+    # which the chroot has.
+    export MINHASH_PG_MAJOR=$major
     local version
     version=$("$PG_CONFIG" --version)
     echo "== [$target] $version, $(g++ --version | head -n 1) =="

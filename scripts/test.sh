@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything CI runs: `make test` (and so `.ci/run`) calls this.
-#  1. install missing Debian packages
+# `make test`, the first step of `.ci/run`.
+#  1. install missing Debian packages; validate META.json (scripts/check-meta.py)
 #  2. core library: GoogleTest via CMake/ctest, plain and under ASan+UBSan
 #  3. build and install the extension (PGXS)
 #  4. pg_regress against a scratch cluster (stopped even on failure)
@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 bash scripts/install-deps.sh
+
+echo "== META.json (PGXN Meta Spec) =="
+/usr/bin/python3 scripts/check-meta.py
 
 echo "== core tests =="
 bash scripts/coretest.sh

@@ -353,7 +353,7 @@ void		lsh_init_page(Page page, uint16 type, uint16 level);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
-void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
+[[noreturn]] void lsh_corrupted(Relation index, const char *what, BlockNumber blkno);
 void		lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);

@@ -236,7 +236,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		Buffer		buf;
 		Page		page;
 
-		vacuum_delay_point();
+		mh_vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
@@ -263,7 +263,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			Buffer		buf;
 			Page		page;
 
-			vacuum_delay_point();
+			mh_vacuum_delay_point();
 			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -278,7 +278,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		for (int i = 0; i < dead_pages.n; i++)
 		{
-			vacuum_delay_point();
+			mh_vacuum_delay_point();
 			lsh_free_dead(index, dead_pages.blocks[i], &params);
 		}
 	}

@@ -211,7 +211,7 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 	Buffer		buf;
 
 	if (h->block == blkno &&
-		ReadRecentBuffer(w->run->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
+		ReadRecentBuffer(MH_REL_LOCATOR(w->run->index), MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
 	else
 	{
@@ -440,7 +440,7 @@ reader_next(IdReader *r, uint32 *out, int max)
 			Datum		d;
 			bool		isnull;
 
-			if (!tuplesort_getdatum(r->g->spill, true, &d, &isnull, NULL))
+			if (!mh_tuplesort_getdatum(r->g->spill, true, &d, &isnull))
 				break;
 			id = (uint32) DatumGetInt64(d);
 		}
