@@ -46,9 +46,11 @@ SELECT * FROM minhash_lsh_check('lsh_chk_sig', true);
 -- What the option catches, shown with a function that claims to be
 -- IMMUTABLE and is not: once its definition changes, the index holds values
 -- the table no longer produces. The plain check sees a sound index; the
--- heap comparison sees every row.
+-- heap comparison sees every row. (The functions pin their search_path:
+-- from PostgreSQL 17 on, CREATE INDEX and the check run index expressions
+-- with search_path = pg_catalog, pg_temp.)
 CREATE FUNCTION lsh_chk_sig_of(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
-  AS $$ BEGIN RETURN minhash(t, 'word', 2, 64); END $$;
+  SET search_path FROM CURRENT AS $$ BEGIN RETURN minhash(t, 'word', 2, 64); END $$;
 CREATE FUNCTION lsh_chk_covered(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE
   AS $$ BEGIN RETURN id % 2 = 0; END $$;
 CREATE TABLE lsh_lie (id int, body text) WITH (autovacuum_enabled = off);
@@ -58,7 +60,7 @@ CREATE INDEX lsh_lie_part ON lsh_lie USING lsh (minhash(body)) WHERE lsh_chk_cov
 SELECT * FROM minhash_lsh_check('lsh_lie_expr', true);
 SELECT * FROM minhash_lsh_check('lsh_lie_part', true);
 CREATE OR REPLACE FUNCTION lsh_chk_sig_of(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
-  AS $$ BEGIN RETURN minhash(t, 'word', 3, 64); END $$;
+  SET search_path FROM CURRENT AS $$ BEGIN RETURN minhash(t, 'word', 3, 64); END $$;
 CREATE OR REPLACE FUNCTION lsh_chk_covered(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE
   AS $$ BEGIN RETURN id % 4 <> 3; END $$;
 SELECT count(*) AS problems FROM minhash_lsh_check('lsh_lie_expr');
@@ -97,7 +99,7 @@ RESET ROLE;
 -- a superuser checks anyone's index; the index expression then runs as the
 -- table's owner, not as the superuser
 CREATE FUNCTION lsh_chk_whoami(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
-  AS $$ BEGIN RAISE NOTICE 'evaluated as %', current_user; RETURN minhash(t); END $$;
+  SET search_path FROM CURRENT AS $$ BEGIN RAISE NOTICE 'evaluated as %', current_user; RETURN minhash(t); END $$;
 CREATE TABLE lsh_who (body text);
 INSERT INTO lsh_who VALUES ('one two three four five six');
 ALTER TABLE lsh_who OWNER TO regress_lsh_owner;

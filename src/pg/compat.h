@@ -69,4 +69,42 @@ extern "C" {
 #define mh_vacuum_delay_point() vacuum_delay_point()
 #endif
 
+/*
+ * 17 runs index expressions in maintenance commands (CREATE INDEX, REINDEX,
+ * VACUUM, amcheck) with search_path = pg_catalog, pg_temp; code that
+ * evaluates them the same way calls this after NewGUCNestLevel() (utils/guc.h).
+ */
+#if PG_VERSION_NUM >= 170000
+#define mh_restrict_search_path() RestrictSearchPath()
+#else
+#define mh_restrict_search_path() ((void) 0)
+#endif
+
+/*
+ * 18 compares paths by their number of disabled nodes before their costs,
+ * so an infinite cost no longer keeps a path the index cannot answer from
+ * beating a sequential scan under enable_seqscan = off (one disabled node):
+ * such a path counts two.
+ */
+#if PG_VERSION_NUM >= 180000
+#define mh_disable_index_path(path) ((path)->path.disabled_nodes = 2)
+#else
+#define mh_disable_index_path(path) ((void) 0)
+#endif
+
+/*
+ * One index search: pg_stat_*_indexes.idx_scan (pgstat_count_index_scan,
+ * utils/pgstat.h), and from 18 on EXPLAIN ANALYZE's "Index Searches".
+ */
+#if PG_VERSION_NUM >= 180000
+#define mh_count_index_search(scan) \
+	do { \
+		pgstat_count_index_scan((scan)->indexRelation); \
+		if ((scan)->instrument) \
+			(scan)->instrument->nsearches++; \
+	} while (0)
+#else
+#define mh_count_index_search(scan) pgstat_count_index_scan((scan)->indexRelation)
+#endif
+
 #endif							/* MINHASH_PG_COMPAT_H */

@@ -192,6 +192,8 @@ scan_heap(LshHeapCheck *hc)
 	SetUserIdAndSecContext(hc->heap->rd_rel->relowner,
 						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
+	/* as CREATE INDEX evaluated them (from 17 on: a fixed search_path) */
+	mh_restrict_search_path();
 
 	scan = table_beginscan_strat(hc->heap, hc->snapshot, 0, NULL, true, true);
 	table_index_build_scan(hc->heap, hc->index, ii, true, false, heap_tuple_callback, hc, scan);

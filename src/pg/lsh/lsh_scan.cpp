@@ -28,9 +28,11 @@
 #include "core/jaccard.h"
 
 extern "C" {
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 }
@@ -312,6 +314,7 @@ lsh_search(IndexScanDesc scan)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
+	mh_count_index_search(scan);
 
 	/* A NULL query matches nothing: the operators are strict */
 	so->nquals = scan->numberOfKeys;
