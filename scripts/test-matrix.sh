@@ -19,7 +19,7 @@
 # src/core has no PostgreSQL headers, so its code and tests do not change with
 # the server's major version, and `make test` runs them on the host. The
 # chroots compile the core as part of the extension with their own compiler
-# (gcc 14 in trixie, 15 in sid), and pg_regress and TAP exercise it there.
+# (trixie's gcc 14, sid's gcc 16 today), and pg_regress and TAP exercise it there.
 #
 # Chroots are made with `debootstrap --variant=minbase` and cached in
 # $MINHASH_CHROOTS (default /var/cache/minhash-chroots, outside the clone): a
