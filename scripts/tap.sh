@@ -67,6 +67,7 @@ log=$testdir/prove.log
 (cd "$testdir" && runuser -u postgres -- env \
     PATH="$("$PG_CONFIG" --bindir):$PATH" PG_CONFIG="$PG_CONFIG" \
     TESTDIR="$testdir" PG_REGRESS="$pg_regress" \
+    TESTDATADIR="$testdir/tmp_check" TESTLOGDIR="$testdir/tmp_check/log" \
     PGPORT=$((30000 + RANDOM % 20000)) \
     MINHASH_SRC="$src" \
     prove -I "$pgxs_perl" -I "$src/tests/t" --timer "${copies[@]}") 2>&1 \

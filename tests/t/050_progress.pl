@@ -15,8 +15,11 @@ my $node = minhash_node('progress');
 $node->safe_psql('postgres', qq{
 CREATE TABLE t (id bigint);
 INSERT INTO t SELECT g FROM generate_series(1, $rows) g;
--- Declared IMMUTABLE (a lie about pg_sleep) only so it can be indexed.
-CREATE FUNCTION slow_sig(id bigint) RETURNS minhash LANGUAGE sql IMMUTABLE AS
+-- Declared IMMUTABLE (a lie about pg_sleep) only so it can be indexed; its
+-- search_path pinned, since CREATE INDEX runs it with search_path =
+-- pg_catalog, pg_temp from PostgreSQL 17 on.
+CREATE FUNCTION slow_sig(id bigint) RETURNS minhash LANGUAGE sql IMMUTABLE
+  SET search_path FROM CURRENT AS
   \$\$ SELECT minhash(ARRAY[id, id + 1]) FROM pg_sleep(0.001) \$\$;
 });
 
