@@ -2,14 +2,15 @@
 # Core library tests (`make coretest`, and step 2 of `make test`):
 #  1. build/core      Release build, GoogleTest via ctest
 #  2. build/core-san  the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#  3. build/core-fuzz libFuzzer on the shingler for a few seconds, when clang
-#                     is installed (MINHASH_FUZZ_SECONDS, default 20; 0 skips)
+#  3. build/core-fuzz libFuzzer on the shingler and on the decoders of the
+#                     type's text/binary forms and the lsh page contents,
+#                     MINHASH_FUZZ_SECONDS each (default 15; 0 skips)
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=2
-fuzz_seconds=${MINHASH_FUZZ_SECONDS:-20}
+fuzz_seconds=${MINHASH_FUZZ_SECONDS:-15}
 
 run_suite() {
     local dir=$1
@@ -28,9 +29,9 @@ UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 if [ "$fuzz_seconds" -gt 0 ]; then
     # install-deps.sh installs clang: a missing compiler is a failure, not a skip.
     command -v clang++ >/dev/null || { echo "clang++ is missing: run scripts/install-deps.sh" >&2; exit 1; }
-    echo "-- build/core-fuzz: libFuzzer, ${fuzz_seconds}s"
+    echo "-- build/core-fuzz: libFuzzer, ${fuzz_seconds}s per target"
     CXX=clang++ cmake -S . -B build/core-fuzz -DCMAKE_BUILD_TYPE=Release -DMINHASH_TESTS=OFF >/dev/null
-    cmake --build build/core-fuzz -j"$jobs" --target fuzz_shingle
+    cmake --build build/core-fuzz -j"$jobs" --target fuzz_shingle fuzz_formats
     corpus=build/core-fuzz/corpus
     mkdir -p "$corpus"
     # Seeds: the first byte picks unit and k (see the target), the rest is text.
@@ -38,6 +39,14 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     printf '\x01 a b\xffc\xc3 d\t\te' >"$corpus/seed-malformed"
     build/core-fuzz/fuzz_shingle -max_total_time="$fuzz_seconds" -max_len=1024 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
+    # Seeds: the first byte picks the decoder (0 text, 1 binary, 2 page content).
+    fcorpus=build/core-fuzz/corpus-formats
+    mkdir -p "$fcorpus"
+    printf '\x00 -7 : [ 1, 4294967295 ,0 ] ' >"$fcorpus/seed-text"
+    printf '\x01\x01\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05\xff\xff\xff\xff' >"$fcorpus/seed-binary"
+    printf '\x02\x2f\x00\x03\x00\x10\x00\x00\x00\x20\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07' >"$fcorpus/seed-page"
+    build/core-fuzz/fuzz_formats -max_total_time="$fuzz_seconds" -max_len=8300 \
+        -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$fcorpus" 2>&1 | tail -n 12
     # pipefail makes a crash (non-zero exit of the fuzzer) fail this script.
 else
     echo "-- libFuzzer run not requested (MINHASH_FUZZ_SECONDS=0)"

@@ -7,6 +7,7 @@
  * an explicit cast to a smaller k truncates. Anything else whose k differs
  * from the typmod is an error rather than a silent change of precision.
  */
+#include "core/sig_format.h"
 #include "core/signature.h"
 #include "pg/minhash.h"
 
@@ -24,20 +25,6 @@ PG_FUNCTION_INFO_V1(minhash_send);
 PG_FUNCTION_INFO_V1(minhash_typmod_in);
 PG_FUNCTION_INFO_V1(minhash_typmod_out);
 PG_FUNCTION_INFO_V1(minhash_enforce_typmod);
-}
-
-static inline bool
-is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static const char *
-skip_space(const char *p)
-{
-	while (is_space(*p))
-		p++;
-	return p;
 }
 
 /* Literals longer than this are cut in messages: a 1024-value signature is 10 kB. */
@@ -58,48 +45,6 @@ bad_literal(const char *str, const char *detail)
 					 MINHASH_MAX_NUM_PERM)));
 }
 
-/* Decimal digits at *pp into an unsigned value <= limit; false if none or too big. */
-static bool
-parse_unsigned(const char **pp, uint64 limit, uint64 *out)
-{
-	const char *p = *pp;
-	uint64		v = 0;
-
-	if (!isdigit((unsigned char) *p))
-		return false;
-	for (; isdigit((unsigned char) *p); p++)
-	{
-		unsigned	d = (unsigned) (*p - '0');
-
-		if (v > (limit - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
-
-/* Signed 64-bit seed, the same number minhash_seed() and the seed arguments use */
-static bool
-parse_seed(const char **pp, int64 *out)
-{
-	const char *p = *pp;
-	bool		neg = false;
-	uint64		mag;
-
-	if (*p == '-' || *p == '+')
-	{
-		neg = (*p == '-');
-		p++;
-	}
-	if (!parse_unsigned(&p, neg ? (uint64) PG_INT64_MAX + 1 : (uint64) PG_INT64_MAX, &mag))
-		return false;
-	*out = neg ? (int64) (0 - mag) : (int64) mag;
-	*pp = p;
-	return true;
-}
-
 /* The enforcement shared by input, recv and the length-coercion cast */
 static void
 check_typmod(int num_perm, int32 typmod)
@@ -112,6 +57,34 @@ check_typmod(int num_perm, int32 typmod)
 				 errhint("An explicit cast to minhash(k) shortens a signature; none lengthens it.")));
 }
 
+/* The detail of each text-form error (the parser is the core's, so the fuzzer reaches it) */
+static const char *
+text_error_detail(minhash::SigTextError e)
+{
+	switch (e)
+	{
+		case minhash::SigTextError::BadSeed:
+			return "Expected a signed 64-bit integer seed at the start.";
+		case minhash::SigTextError::NoColon:
+			return "Expected \":\" after the seed.";
+		case minhash::SigTextError::NoBracket:
+			return "Expected \"[\" after \":\".";
+		case minhash::SigTextError::Empty:
+			return "A signature has at least one value.";
+		case minhash::SigTextError::BadValue:
+			return "Expected an unsigned 32-bit integer value.";
+		case minhash::SigTextError::TooMany:
+			return "A signature has at most 1024 values.";
+		case minhash::SigTextError::BadSeparator:
+			return "Expected \",\" or \"]\" after a value.";
+		case minhash::SigTextError::Trailing:
+			return "Unexpected text after \"]\".";
+		case minhash::SigTextError::Ok:
+			break;
+	}
+	return "Invalid signature.";
+}
+
 extern "C" Datum
 minhash_in(PG_FUNCTION_ARGS)
 {
@@ -119,46 +92,14 @@ minhash_in(PG_FUNCTION_ARGS)
 	int32		typmod = PG_GETARG_INT32(2);
 	uint32		values[MINHASH_MAX_NUM_PERM];
 	int			n = 0;
-	int64		seed;
-	const char *p = skip_space(str);
+	int64_t		seed = 0;
+	minhash::SigTextError e;
 	MinHashSig *sig;
 
-	if (!parse_seed(&p, &seed))
-		bad_literal(str, "Expected a signed 64-bit integer seed at the start.");
-	p = skip_space(p);
-	if (*p++ != ':')
-		bad_literal(str, "Expected \":\" after the seed.");
-	p = skip_space(p);
-	if (*p++ != '[')
-		bad_literal(str, "Expected \"[\" after \":\".");
-	for (;;)
-	{
-		uint64		v;
-
-		p = skip_space(p);
-		if (!parse_unsigned(&p, PG_UINT32_MAX, &v))
-			bad_literal(str, n == 0 && *p == ']'
-						? "A signature has at least one value."
-						: "Expected an unsigned 32-bit integer value.");
-		if (n == MINHASH_MAX_NUM_PERM)
-			bad_literal(str, "A signature has at most 1024 values.");
-		values[n++] = (uint32) v;
-		p = skip_space(p);
-		if (*p == ',')
-		{
-			p++;
-			continue;
-		}
-		if (*p == ']')
-		{
-			p++;
-			break;
-		}
-		bad_literal(str, "Expected \",\" or \"]\" after a value.");
-	}
-	p = skip_space(p);
-	if (*p != '\0')
-		bad_literal(str, "Unexpected text after \"]\".");
+	e = minhash::parse_signature_text(std::string_view(str, strlen(str)), &seed, values,
+									  MINHASH_MAX_NUM_PERM, &n);
+	if (e != minhash::SigTextError::Ok)
+		bad_literal(str, text_error_detail(e));
 
 	check_typmod(n, typmod);
 	sig = minhash_sig_alloc(n, (uint64) seed);
@@ -197,29 +138,47 @@ minhash_recv(PG_FUNCTION_ARGS)
 {
 	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
 	int32		typmod = PG_GETARG_INT32(2);
-	int			version = pq_getmsgbyte(buf);
-	int			flags = pq_getmsgbyte(buf);
-	int			num_perm = (int) pq_getmsgint(buf, 2);
-	uint64		seed = (uint64) pq_getmsgint64(buf);
+	const uint8_t *data = (const uint8_t *) buf->data + buf->cursor;
+	int			have = buf->len - buf->cursor;
+	minhash::SigBinaryHeader h;
+	int			need;
 	MinHashSig *sig;
 
-	if (version != MINHASH_FORMAT_VERSION)
+	/*
+	 * The layout is decoded by the core (fuzzed there). A short value is
+	 * malformed data (22P03), not a broken protocol message (08P01, what
+	 * pq_getmsg* would report): say what was expected.
+	 */
+	if (!minhash::decode_signature_header(data, (size_t) have, &h))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("unsupported minhash binary format version %d", version)));
-	if (flags != 0)
+				 errmsg("invalid binary minhash: expected %d bytes, got %d",
+						(int) minhash::kSigBinaryHeader, have),
+				 errdetail("The value ends inside the header.")));
+	if (h.version != MINHASH_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid flags %d in binary minhash", flags)));
-	if (num_perm < MINHASH_MIN_NUM_PERM || num_perm > MINHASH_MAX_NUM_PERM)
+				 errmsg("unsupported minhash binary format version %d", h.version)));
+	if (h.flags != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid num_perm %d in binary minhash", num_perm)));
-	check_typmod(num_perm, typmod);
+				 errmsg("invalid flags %d in binary minhash", h.flags)));
+	if (h.num_perm < MINHASH_MIN_NUM_PERM || h.num_perm > MINHASH_MAX_NUM_PERM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid num_perm %d in binary minhash", h.num_perm)));
+	check_typmod(h.num_perm, typmod);
+	need = (int) minhash::signature_binary_size(h.num_perm);
+	if (have != need)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid binary minhash: expected %d bytes, got %d", need, have),
+				 errdetail("A signature of num_perm %d takes %d bytes: a %d-byte header and %d values of 4 bytes.",
+						   h.num_perm, need, (int) minhash::kSigBinaryHeader, h.num_perm)));
 
-	sig = minhash_sig_alloc(num_perm, seed);
-	for (int i = 0; i < num_perm; i++)
-		sig->values[i] = (uint32) pq_getmsgint(buf, 4);
+	sig = minhash_sig_alloc(h.num_perm, h.seed);
+	(void) minhash::decode_signature_values(data, (size_t) have, h.num_perm, sig->values);
+	buf->cursor += need;
 	PG_RETURN_MINHASH_P(sig);
 }
 

@@ -76,6 +76,7 @@
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
 
+#include "core/lsh_layout.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -226,11 +227,8 @@ typedef struct LshOptions
 static inline int
 lsh_count_entries(Page page, int entry_size)
 {
-	int			bytes = (int) ((PageHeader) page)->pd_lower - (int) LSH_CONTENT_START;
-
-	if (bytes <= 0)
-		return 0;
-	return Min(bytes / entry_size, (int) (LSH_CONTENT_SIZE / entry_size));
+	return minhash::lsh_layout::entry_count(((PageHeader) page)->pd_lower, LSH_CONTENT_START,
+											LSH_CONTENT_SIZE, entry_size);
 }
 
 #define LshTreeCount(page) lsh_count_entries((page), (int) sizeof(LshEntry))
@@ -274,47 +272,25 @@ lsh_leaf_capacity(Page page)
 static inline uint32
 lsh_leaf_key(Page page, int i)
 {
-	const uint8 *p;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].key;
-	p = (const uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
-	return LshPageGetOpaque(page)->low + (p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16));
+	return minhash::lsh_layout::entry_key((const uint8 *) page + LSH_CONTENT_START, i,
+										  (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
+										  LshPageGetOpaque(page)->low);
 }
 
 static inline uint32
 lsh_leaf_rowid(Page page, int i)
 {
-	uint32		rowid;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-		return ((LshEntry *) ((char *) page + LSH_CONTENT_START))[i].value;
-	memcpy(&rowid, (char *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE + 3,
-		   sizeof(uint32));
-	return rowid;
+	return minhash::lsh_layout::entry_rowid((const uint8 *) page + LSH_CONTENT_START, i,
+											(LshPageGetOpaque(page)->flags & LSH_NARROW) != 0);
 }
 
 /* Store entry i (no bounds or range check: the caller knows low <= key <= high). */
 static inline void
 lsh_leaf_put(Page page, int i, uint32 key, uint32 rowid)
 {
-	uint8	   *p;
-	uint32		off;
-
-	if (!(LshPageGetOpaque(page)->flags & LSH_NARROW))
-	{
-		LshEntry   *e = (LshEntry *) ((char *) page + LSH_CONTENT_START) + i;
-
-		e->key = key;
-		e->value = rowid;
-		return;
-	}
-	p = (uint8 *) page + LSH_CONTENT_START + (Size) i * LSH_NARROW_ENTRY_SIZE;
-	off = key - LshPageGetOpaque(page)->low;
-	p[0] = (uint8) off;
-	p[1] = (uint8) (off >> 8);
-	p[2] = (uint8) (off >> 16);
-	memcpy(p + 3, &rowid, sizeof(uint32));
+	minhash::lsh_layout::put_entry((uint8 *) page + LSH_CONTENT_START, i,
+								   (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
+								   LshPageGetOpaque(page)->low, key, rowid);
 }
 
 /* Append an entry; the caller has checked lsh_leaf_count < lsh_leaf_capacity. */
@@ -352,9 +328,6 @@ int			lsh_slots_per_page(int num_perm);
 void		lsh_init_page(Page page, uint16 type, uint16 level);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
-Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
-[[noreturn]] void lsh_corrupted(Relation index, const char *what, BlockNumber blkno);
-void		lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
@@ -366,10 +339,48 @@ int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
+BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+							  bool *has_low, uint32 *low);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
 int			lsh_uint32_cmp(const void *a, const void *b);
+
+/*
+ * lsh_access.cpp: checked page access. A walk remembers the index's block
+ * count (the bound of every chain) and, along a level, the high key the next
+ * page's low key must equal. Call lsh_walk_chain before each new chain.
+ */
+typedef struct LshWalk
+{
+	Relation	index;
+	BlockNumber nblocks;		/* known size, refreshed when a link goes beyond it */
+	BlockNumber steps;			/* pages read in the current chain */
+	bool		check_low;		/* the next page read must have low key low */
+	bool		low_from_parent;	/* low is a parent's separator, not a left sibling's high key */
+	uint32		low;
+	BufferAccessStrategy strategy;
+} LshWalk;
+
+/* tree heights beyond this are damage: 4 levels already address more than 32-bit row ids */
+#define LSH_MAX_HEIGHT		16
+#define LSH_PAGE_TREE		(LSH_PAGE_LEAF | LSH_PAGE_INTERNAL)
+#define LSH_PAGE_ANY		(LSH_PAGE_META | LSH_PAGE_DATA | LSH_PAGE_TREE)
+
+const char *lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params);
+const char *lsh_slot_problem(const LshSlotHeader *slot);
+[[noreturn]] void lsh_corrupted(Relation index, const char *what, BlockNumber blkno);
+Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
+void		lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy);
+void		lsh_walk_chain(LshWalk *w);
+void		lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held);
+Buffer		lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
+						  const LshIndexParams *params, BlockNumber held, Page *pagep);
+BlockNumber	lsh_walk_right(LshWalk *w, Page page);
+void		lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low);
+void		lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key);
+void		lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
+							   const ItemPointerData *tid, BlockNumber blkno);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

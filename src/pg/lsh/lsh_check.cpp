@@ -251,32 +251,23 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 		}
 		else if (LshPageType(page) == LSH_PAGE_LEAF || LshPageType(page) == LSH_PAGE_INTERNAL)
 		{
-			int			lower = ((PageHeader) page)->pd_lower;
+			/* the page checks every reader runs (lsh_access.cpp) */
+			const char *pproblem = lsh_page_problem(page, LSH_PAGE_TREE, -1, NULL);
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
-			int			esize = LshPageType(page) == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page)
-				: (int) sizeof(LshEntry);
-
-			if (lower < (int) LSH_CONTENT_START || (lower - LSH_CONTENT_START) % esize != 0 ||
-				(lower - (int) LSH_CONTENT_START) / esize > (int) (LSH_CONTENT_SIZE / esize))
-				problem(c, "block %u: tree page with invalid pd_lower %d", blkno, lower);
-			if ((opaque->flags & LSH_NARROW) &&
-				(LshPageType(page) != LSH_PAGE_LEAF ||
-				 ((opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX) - opaque->low > LSH_NARROW_RANGE))
-				problem(c, "block %u: narrow entries, but the key range [%u, %u] needs more than 24 bits",
-						blkno, opaque->low, opaque->high);
+			if (pproblem != NULL)
+				problem(c, "block %u: %s", blkno, pproblem);
 		}
 		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
 			int			used = 0;
+			const char *pproblem;
 
 			c->ptype[blkno] = PT_DATA;
 			if (c->meta.num_perm == 0)
 				problem(c, "block %u: data page in an index without parameters", blkno);
-			else if (((PageHeader) page)->pd_lower !=
-					 LSH_CONTENT_START + spp * LSH_SLOT_SIZE(c->params.num_perm))
-				problem(c, "block %u: data page with invalid pd_lower %d", blkno,
-						((PageHeader) page)->pd_lower);
+			else if ((pproblem = lsh_page_problem(page, LSH_PAGE_DATA, 0, &c->params)) != NULL)
+				problem(c, "block %u: %s", blkno, pproblem);
 			else
 			{
 				for (int s = 0; s < spp; s++)
@@ -292,7 +283,7 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 						continue;
 					}
 					used++;
-					if (!ItemPointerIsValid(&slot->tid))
+					if (lsh_slot_problem(slot) != NULL)
 						problem(c, "block %u slot %d: invalid heap TID", blkno, s);
 					else if (c->heapcheck != NULL && slot->state == LSH_SLOT_LIVE)
 						lsh_heapcheck_add_slot(c->heapcheck, &c->params, slot);
@@ -744,6 +735,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	LshMetaPage meta;
 	Buffer		metabuf;
 	LshMetaPageData m;
+	LshIndexParams params;
 	BlockNumber nblocks;
 	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
 	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
@@ -757,18 +749,25 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	m = *meta;
 	UnlockReleaseBuffer(metabuf);
+	lsh_meta_params(&m, &params);
 	nblocks = RelationGetNumberOfBlocks(index);
 
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
+		const char *problem;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (PageIsNew(page) || !LshPageIsLsh(page))
+		/* the readers' page checks: a census of a damaged index would mislead */
+		problem = PageIsNew(page) ? NULL :
+			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE, -1, &params);
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
+		if (PageIsNew(page))
 			unused_pages++;
-		else if (LshPageType(page) == LSH_PAGE_DATA && m.num_perm > 0)
+		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
 			data_pages++;
 			for (int s = 0; s < m.slots_per_page; s++)

@@ -28,6 +28,10 @@ extern "C" {
 static uint32
 lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
 {
+	LshWalk		w;
+
+	/* each round unlinks a full page from the free list: the walk bounds them */
+	lsh_walk_init(&w, index, NULL);
 	for (;;)
 	{
 		LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
@@ -58,8 +62,12 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 
 		if (meta->free_head != InvalidBlockNumber)
 		{
-			databuf = ReadBuffer(index, meta->free_head);
-			LockBuffer(databuf, BUFFER_LOCK_EXCLUSIVE);
+			/* never block 0, which we hold: lsh_walk_read refuses the metapage */
+			databuf = lsh_walk_read(&w, meta->free_head, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_DATA, 0,
+									&params, InvalidBlockNumber, &page);
+			if (!(LshPageGetOpaque(page)->flags & LSH_IN_FREELIST))
+				lsh_corrupted(index, "free list names a data page not marked as on it",
+							  meta->free_head);
 		}
 		else
 			databuf = lsh_new_buffer(index);
@@ -75,12 +83,6 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		{
 			page = GenericXLogRegisterBuffer(state, databuf, 0);
 			opaque = LshPageGetOpaque(page);
-			if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_DATA ||
-				!(opaque->flags & LSH_IN_FREELIST))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("lsh index \"%s\" is corrupted: free list names block %u, not a data page on the list",
-								RelationGetRelationName(index), blkno)));
 			for (int i = 0; i < params.slots_per_page; i++)
 			{
 				if (LshDataSlot(page, i, params.num_perm)->state == LSH_SLOT_FREE)
@@ -174,13 +176,17 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	LshMetaPage meta;
 	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	BlockNumber *leaf = (BlockNumber *) palloc(sizeof(BlockNumber) * nkeys);
+	bool	   *has_low = (bool *) palloc(sizeof(bool) * nkeys);
+	uint32	   *low = (uint32 *) palloc(sizeof(uint32) * nkeys);
 	int		   *order = (int *) palloc(sizeof(int) * nkeys);
 	int			npending = 0;
 	int			i = 0;
+	LshWalk		w;
 
+	lsh_walk_init(&w, index, NULL);
 	for (int b = 0; b < nkeys; b++)
 	{
-		leaf[b] = lsh_find_leaf(index, meta, keys[b], false);
+		leaf[b] = lsh_find_leaf_low(index, meta, keys[b], false, &has_low[b], &low[b]);
 		order[b] = b;
 	}
 	sort_leaves = leaf;
@@ -200,14 +206,18 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 		{
 			if (nbufs == 0 || leaf[order[i]] != BufferGetBlockNumber(bufs[nbufs - 1]))
 			{
+				Page		page;
+
 				if (nbufs == LSH_LEAVES_PER_RECORD)
 					break;
-				bufs[nbufs] = ReadBuffer(index, leaf[order[i]]);
-				LockBuffer(bufs[nbufs], BUFFER_LOCK_EXCLUSIVE);
-				/* before the append below trusts its pd_lower */
-				lsh_check_tree_page(index, BufferGetPage(bufs[nbufs]), leaf[order[i]], LSH_PAGE_LEAF);
+				/* blocks ascend strictly, so none is held already; checked before the append trusts pd_lower */
+				lsh_walk_chain(&w);
+				lsh_walk_expect_low(&w, has_low[order[i]], low[order[i]]);
+				bufs[nbufs] = lsh_walk_read(&w, leaf[order[i]], BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0,
+											NULL, InvalidBlockNumber, &page);
 				nbufs++;
 			}
+			lsh_check_key_in_leaf(index, BufferGetPage(bufs[nbufs - 1]), leaf[order[i]], keys[order[i]]);
 			i++;
 		}
 
@@ -239,6 +249,8 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	}
 	UnlockReleaseBuffer(metabuf);
 	pfree(leaf);
+	pfree(has_low);
+	pfree(low);
 	pfree(order);
 	return npending;
 }
@@ -358,16 +370,21 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 	Buffer		parentbuf = InvalidBuffer;
 	int			parent_idx = 0;
 	BlockNumber blkno = meta->root;
+	int			level = meta->height - 1;
+	LshWalk		w;
 
+	lsh_walk_init(&w, index, NULL);
 	for (;;)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
+		Buffer		buf;
 		LshPageOpaque opaque;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		lsh_check_tree_page(index, page, blkno, 0);
+		/* one level down each time, never into the parent we hold */
+		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, level == 0 ? LSH_PAGE_LEAF : LSH_PAGE_INTERNAL,
+							level, NULL,
+							BufferIsValid(parentbuf) ? BufferGetBlockNumber(parentbuf) : InvalidBlockNumber,
+							&page);
 		opaque = LshPageGetOpaque(page);
 
 		if (opaque->level == 0 ? lsh_leaf_count(page) >= lsh_leaf_capacity(page)
@@ -399,9 +416,12 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 
 		if (opaque->level == 0)
 		{
-			GenericXLogState *state = GenericXLogStart(index);
-			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			GenericXLogState *state;
+			Page		wpage;
 
+			lsh_check_key_in_leaf(index, page, BufferGetBlockNumber(buf), key);
+			state = GenericXLogStart(index);
+			wpage = GenericXLogRegisterBuffer(state, buf, 0);
 			lsh_leaf_append(wpage, key, rowid);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
@@ -409,7 +429,9 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 		}
 		parent_idx = lsh_child_index(page, key, false);
 		blkno = LshTreeEntries(page)[parent_idx].value;
+		lsh_walk_expect_low(&w, true, LshTreeEntries(page)[parent_idx].key);
 		parentbuf = buf;
+		level--;
 	}
 }
 

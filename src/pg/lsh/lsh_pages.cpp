@@ -80,87 +80,6 @@ lsh_new_buffer(Relation index)
 }
 
 void
-lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("lsh index \"%s\" is corrupted: %s at block %u",
-					RelationGetRelationName(index), what, blkno),
-			 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
-}
-
-/*
- * Pin and lock the metapage, checking that it is one and that its parameters
- * are sane: every reader sizes slots, band slices and page offsets from
- * them, so a damaged value would send it outside a page or a signature.
- */
-Buffer
-lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
-{
-	Buffer		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
-	Page		page;
-	const LshMetaPageData *m;
-
-	LockBuffer(buf, mode);
-	page = BufferGetPage(buf);
-	if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_META)
-		lsh_corrupted(index, "not a metapage", LSH_METAPAGE_BLKNO);
-	*meta = LshPageGetMeta(page);
-	m = *meta;
-	if (m->magic != LSH_MAGIC)
-		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
-	if (m->version != LSH_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
-						RelationGetRelationName(index), m->version, LSH_VERSION),
-				 errhint("REINDEX the index.")));
-	/* num_perm = 0: no signature seen yet, and nothing else is in use */
-	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
-		(m->num_perm != 0 &&
-		 (m->bands < 1 || m->rows < 1 || (int) m->bands * m->rows > m->num_perm ||
-		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage",
-						RelationGetRelationName(index)),
-				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page.",
-						   m->num_perm, m->bands, m->rows, m->slots_per_page),
-				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
-	return buf;
-}
-
-/*
- * Report corruption unless page is an lsh tree page of the given type
- * (LSH_PAGE_LEAF or LSH_PAGE_INTERNAL; 0 for either) whose pd_lower ends a
- * whole number of entries within the page's capacity. Every path that reads
- * a tree page's entries calls this first: an append at a bad pd_lower would
- * write outside the entry array, and a split or VACUUM would silently
- * rewrite a damaged page as if it were sound.
- */
-void
-lsh_check_tree_page(Relation index, Page page, BlockNumber blkno, uint16 type)
-{
-	int			esize;
-	int			bytes;
-
-	if (!LshPageIsLsh(page) ||
-		(type != 0 ? LshPageType(page) != type :
-		 LshPageType(page) != LSH_PAGE_LEAF && LshPageType(page) != LSH_PAGE_INTERNAL))
-		lsh_corrupted(index, type == LSH_PAGE_LEAF ? "expected a leaf" :
-					  type == LSH_PAGE_INTERNAL ? "expected an internal page" :
-					  "expected a tree page", blkno);
-	esize = LshPageType(page) == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page) : (int) sizeof(LshEntry);
-	bytes = (int) ((PageHeader) page)->pd_lower - (int) LSH_CONTENT_START;
-	if (bytes < 0 || bytes % esize != 0 || bytes / esize > (int) (LSH_CONTENT_SIZE / esize))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("lsh index \"%s\" is corrupted: tree page with invalid pd_lower %d at block %u",
-						RelationGetRelationName(index), (int) ((PageHeader) page)->pd_lower, blkno),
-				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
-}
-
-void
 lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
 {
 	params->num_perm = meta->num_perm;
@@ -333,18 +252,13 @@ typedef struct LshTreeCache
 #define LSH_TREE_CACHE_MAX_PAGES 1024
 
 static Page
-lsh_read_internal(Relation index, BlockNumber blkno, int level, Buffer *buf)
+lsh_read_internal(LshWalk *w, BlockNumber blkno, int level, Buffer *buf)
 {
 	Page		page;
-	LshPageOpaque opaque;
 
-	*buf = ReadBuffer(index, blkno);
-	LockBuffer(*buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(*buf);
-	lsh_check_tree_page(index, page, blkno, LSH_PAGE_INTERNAL);
-	opaque = LshPageGetOpaque(page);
-	if (opaque->level != level || LshTreeCount(page) == 0)
-		lsh_corrupted(index, "expected an internal page", blkno);
+	lsh_walk_chain(w);			/* a descent, not a chain: its bound is the level */
+	*buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_INTERNAL, level, NULL,
+						 InvalidBlockNumber, &page);
 	return page;
 }
 
@@ -366,6 +280,9 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 	int			level_start = 0;
 	LshTreeCache *cache = NULL;
 	char	   *mem;
+	LshWalk		w;
+
+	lsh_walk_init(&w, index, NULL);
 
 	/* breadth first, one level at a time: children of a level get the next numbers */
 	blocks[0] = meta->root;
@@ -376,7 +293,7 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 		for (int p = level_start; p < level_end; p++)
 		{
 			Buffer		buf;
-			Page		page = lsh_read_internal(index, blocks[p], level, &buf);
+			Page		page = lsh_read_internal(&w, blocks[p], level, &buf);
 			int			n = LshTreeCount(page);
 
 			if (level > 1 && nblocks + n > LSH_TREE_CACHE_MAX_PAGES)
@@ -435,14 +352,21 @@ done:
 
 /*
  * Descend from the root to the leaf for key. The caller holds the metapage
- * lock (share at least), so internal pages cannot change under us.
+ * lock (share at least), so internal pages cannot change under us. *low is
+ * the leaf's low key as its parent records it (the separator), which the
+ * caller checks against the leaf (lsh_walk's check_low); *has_low is false
+ * when the root is the leaf.
  */
 BlockNumber
-lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+				  bool *has_low, uint32 *low)
 {
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 	BlockNumber blkno = meta->root;
+	LshWalk		w;
 
+	*has_low = false;
+	*low = 0;
 	if (meta->height <= 1)
 		return blkno;
 	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
@@ -454,6 +378,7 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 		cache = lsh_build_tree_cache(index, meta);
 		index->rd_amcache = cache;
 	}
+	*has_low = true;
 	if (cache != NULL)
 	{
 		int			p = 0;
@@ -461,25 +386,39 @@ lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool left
 		for (int level = meta->height - 1; level >= 1; level--)
 		{
 			const LshEntry *e = cache->entries + cache->first[p];
-			uint32		v = e[lsh_child_search(e, cache->count[p], key, leftmost)].value;
+			const LshEntry *child = &e[lsh_child_search(e, cache->count[p], key, leftmost)];
 
 			if (level == 1)
-				return v;
-			p = (int) v;
+			{
+				*low = child->key;
+				return child->value;
+			}
+			p = (int) child->value;
 		}
 	}
 
 	/* too large to copy: through the buffers, locking each page while read */
+	lsh_walk_init(&w, index, NULL);
 	for (int level = meta->height - 1; level > 0; level--)
 	{
 		Buffer		buf;
-		Page		page = lsh_read_internal(index, blkno, level, &buf);
-		BlockNumber child = LshTreeEntries(page)[lsh_child_index(page, key, leftmost)].value;
+		Page		page = lsh_read_internal(&w, blkno, level, &buf);
+		const LshEntry *child = &LshTreeEntries(page)[lsh_child_index(page, key, leftmost)];
 
+		blkno = child->value;
+		*low = child->key;
 		UnlockReleaseBuffer(buf);
-		blkno = child;
 	}
 	return blkno;
+}
+
+BlockNumber
+lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+{
+	bool		has_low;
+	uint32		low;
+
+	return lsh_find_leaf_low(index, meta, key, leftmost, &has_low, &low);
 }
 
 /*

@@ -61,6 +61,7 @@ typedef struct LshScanOpaqueData
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
 	double		threshold;
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } LshScanOpaqueData;
 
 typedef LshScanOpaqueData *LshScanOpaque;
@@ -110,7 +111,7 @@ lshendscan(IndexScanDesc scan)
 
 /* Does the stored signature pass every % qual? If so, keep it with its distances. */
 static void
-lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
+lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, BlockNumber blkno)
 {
 	const uint32 *values = LshSlotValues(slot);
 	LshResult  *r;
@@ -120,6 +121,13 @@ lsh_consider(LshScanOpaque so, const LshSlotHeader *slot)
 		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->threshold)
 			return;
 	}
+	/*
+	 * A result goes to the executor's heap fetch: it must name a block of the
+	 * table. (A bitmap scan has no heap relation here; the bitmap heap scan
+	 * itself ignores blocks past the table's end.)
+	 */
+	if (scan->heapRelation != NULL)
+		lsh_check_heap_tid(scan->indexRelation, scan->heapRelation, &so->heap_nblocks, &slot->tid, blkno);
 	if (so->nresults == so->cap)
 	{
 		so->cap = so->cap ? so->cap * 2 : 256;
@@ -160,23 +168,29 @@ lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
  * that may hold it and following right links through a run of equal keys.
  */
 static void
-lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
+lsh_collect(Relation index, LshWalk *w, const LshMetaPageData *meta, uint32 key,
 			uint32 **ids, int *nids, int *capids)
 {
-	BlockNumber blkno = lsh_find_leaf(index, meta, key, true);
+	bool		has_low;
+	uint32		low;
+	BlockNumber blkno = lsh_find_leaf_low(index, meta, key, true, &has_low, &low);
+	BlockNumber first = blkno;
 
+	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
+	lsh_walk_chain(w);
+	lsh_walk_expect_low(w, has_low, low);
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		LshPageOpaque opaque;
+		Buffer		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+										InvalidBlockNumber, &page);
+		LshPageOpaque opaque = LshPageGetOpaque(page);
 		int			n;
 		bool		more;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
-		opaque = LshPageGetOpaque(page);
+		if (blkno == first)
+			lsh_check_key_in_leaf(index, page, blkno, key);
+
 		n = lsh_leaf_count(page);
 		if (!(opaque->flags & LSH_NARROW))
 		{
@@ -209,38 +223,39 @@ lsh_collect(Relation index, const LshMetaPageData *meta, uint32 key,
 			}
 		}
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= key;
-		blkno = more ? opaque->next : InvalidBlockNumber;
+		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
-lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
-		   const uint32 *ids, int nids)
+lsh_verify(IndexScanDesc scan, Relation index, LshWalk *w, LshScanOpaque so,
+		   const LshIndexParams *params, const uint32 *ids, int nids)
 {
 	int			i = 0;
 
 	while (i < nids)
 	{
 		BlockNumber blkno = lsh_rowid_block(params, ids[i]);
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		bool		isdata;
+		Buffer		buf;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		isdata = LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA;
+		/* entries name allocated slots: anything but a sound data page is damage */
+		lsh_walk_chain(w);
+		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
+							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
-			const LshSlotHeader *slot;
+			const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]),
+													params->num_perm);
+			const char *problem = lsh_slot_problem(slot);
 
-			if (!isdata)
-				continue;		/* cannot happen: entries name allocated slots */
-			slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]), params->num_perm);
+			if (problem != NULL)
+				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
-				lsh_consider(so, slot);
+				lsh_consider(scan, so, slot, blkno);
 		}
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
@@ -249,7 +264,7 @@ lsh_verify(Relation index, LshScanOpaque so, const LshIndexParams *params,
 
 /* Verify every stored signature: the widened, exact search. */
 static void
-lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
+lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
@@ -257,17 +272,25 @@ lsh_verify_all(Relation index, LshScanOpaque so, const LshIndexParams *params)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
+		const char *problem;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		/* all-zero pages are left by a crash during extension; any other must be sound */
+		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, params);
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
+		if (!PageIsNew(page) && LshPageType(page) == LSH_PAGE_DATA)
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
 				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
 
+				problem = lsh_slot_problem(slot);
+				if (problem != NULL)
+					lsh_corrupted(index, problem, blkno);
 				if (slot->state == LSH_SLOT_LIVE)
-					lsh_consider(so, slot);
+					lsh_consider(scan, so, slot, blkno);
 			}
 		}
 		UnlockReleaseBuffer(buf);
@@ -310,6 +333,7 @@ lsh_search(IndexScanDesc scan)
 	int			nids = 0;
 	int			capids = 1024;
 	int			nuniq = 0;
+	LshWalk		w;				/* one block count for every band and the candidates */
 
 	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
 		ereport(ERROR,
@@ -364,7 +388,7 @@ lsh_search(IndexScanDesc scan)
 	if (probe == NULL)
 	{
 		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
-		lsh_verify_all(index, so, &params);
+		lsh_verify_all(scan, index, so, &params);
 		goto sort;
 	}
 	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
@@ -376,13 +400,14 @@ lsh_search(IndexScanDesc scan)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
+	lsh_walk_init(&w, index, NULL);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params.bands; b++)
 	{
 		if (b > 0)
 			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		if (meta->root != InvalidBlockNumber)
-			lsh_collect(index, meta, keys[b], &ids, &nids, &capids);
+			lsh_collect(index, &w, meta, keys[b], &ids, &nids, &capids);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -395,12 +420,12 @@ lsh_search(IndexScanDesc scan)
 		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
 			ids[nuniq++] = ids[i];
 	}
-	lsh_verify(index, so, &params, ids, nuniq);
+	lsh_verify(scan, index, &w, so, &params, ids, nuniq);
 
 	if (so->nresults < lsh_min_candidates)
 	{
 		so->nresults = 0;
-		lsh_verify_all(index, so, &params);
+		lsh_verify_all(scan, index, so, &params);
 	}
 
 sort:

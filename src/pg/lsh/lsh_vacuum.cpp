@@ -63,7 +63,10 @@ lsh_mark_dead(Relation index, Buffer buf, const LshIndexParams *params,
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
 		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+		const char *problem = lsh_slot_problem(slot);
 
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
 		if (slot->state == LSH_SLOT_LIVE && callback(&slot->tid, callback_state))
 		{
 			slot->state = LSH_SLOT_DEAD;
@@ -126,14 +129,17 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 {
 	LshMetaPage meta;
 	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
-	Buffer		buf = ReadBuffer(index, blkno);
 	GenericXLogState *state;
 	LshMetaPage wmeta;
 	Page		page;
 	LshPageOpaque opaque;
 	int			freed = 0;
+	LshWalk		w;
+	Buffer		buf;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	lsh_walk_init(&w, index, NULL);
+	buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_DATA, 0, params,
+						InvalidBlockNumber, &page);
 	state = GenericXLogStart(index);
 	wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	page = GenericXLogRegisterBuffer(state, buf, 0);
@@ -235,14 +241,19 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	{
 		Buffer		buf;
 		Page		page;
+		const char *problem;
 
 		mh_vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
+		/* never rewrite a damaged page as if it were sound */
+		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, &params);
+		if (problem != NULL)
+			lsh_corrupted(index, problem, blkno);
 		if (PageIsNew(page))
 			lsh_block_list_add(&new_pages, blkno);
-		else if (LshPageIsLsh(page) && LshPageType(page) == LSH_PAGE_DATA)
+		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
 			int			ndead;
 
@@ -254,10 +265,14 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buf);
 	}
 
-	if (dead_pages.n > 0)
+	if (dead_pages.n > 0 && leftmost != InvalidBlockNumber)
 	{
 		BlockNumber blkno = leftmost;
+		LshWalk		w;
 
+		/* a cycle ends at the walk's bound; interrupts are served between leaves */
+		lsh_walk_init(&w, index, info->strategy);
+		lsh_walk_expect_low(&w, true, 0);	/* the leftmost leaf's range starts at key 0 */
 		while (blkno != InvalidBlockNumber)
 		{
 			Buffer		buf;
@@ -265,13 +280,11 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 			mh_vacuum_delay_point();
 			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			page = BufferGetPage(buf);
 			/* pruning rewrites the leaf from its entries: never from a damaged one */
-			lsh_check_tree_page(index, page, blkno, LSH_PAGE_LEAF);
+			buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
+								InvalidBlockNumber, &page);
 			lsh_prune_leaf(index, buf, dead, nbits);
-			blkno = LshPageGetOpaque(page)->next;
+			blkno = lsh_walk_right(&w, page);
 			UnlockReleaseBuffer(buf);
 			UnlockReleaseBuffer(metabuf);
 		}

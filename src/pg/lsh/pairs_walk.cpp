@@ -112,6 +112,7 @@ typedef struct PairsWalk
 	PairsChunk	a;
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
+	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsWalk;
 
 /* A group reader: the unique ids of a group in ascending order, rewindable. */
@@ -202,7 +203,7 @@ pages_init(PairsWalk *w)
 	w->pages.checked = (uint8 *) palloc0(run->nblocks / 8 + 1);
 }
 
-/* The data page blkno, pinned and share-locked; InvalidBuffer if it is not one. */
+/* The data page blkno, pinned and share-locked and checked (XX002 if it is not a sound data page). */
 static Buffer
 read_data_page(PairsWalk *w, BlockNumber blkno)
 {
@@ -210,6 +211,8 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 	PairsPageHint *h = &pc->hint[blkno & pc->mask];
 	Buffer		buf;
 
+	/* the walk skips row ids beyond run->nrowids: blkno < run->nblocks */
+	Assert(blkno < w->run->nblocks);
 	if (h->block == blkno &&
 		ReadRecentBuffer(MH_REL_LOCATOR(w->run->index), MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
@@ -222,17 +225,36 @@ read_data_page(PairsWalk *w, BlockNumber blkno)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if ((pc->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
 	{
-		Page		page = BufferGetPage(buf);
+		/* entries name allocated slots: anything but a sound data page is damage */
+		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
+			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
 
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_DATA)
-		{
-			/* cannot happen: entries name allocated slots */
-			UnlockReleaseBuffer(buf);
-			return InvalidBuffer;
-		}
+		if (problem != NULL)
+			lsh_corrupted(w->run->index, problem, blkno);
 		pc->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
 	}
 	return buf;
+}
+
+/*
+ * The slot of row id on its data page, checked (state, TID within the
+ * table: emitting a pair fetches the heap tuple); NULL unless LIVE, since a
+ * DEAD slot's TID may already name another tuple.
+ */
+static const LshSlotHeader *
+live_slot(PairsWalk *w, Page page, uint32 id, BlockNumber blkno)
+{
+	PairsRun   *run = w->run;
+	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, id),
+											run->params.num_perm);
+	const char *problem = lsh_slot_problem(slot);
+
+	if (problem != NULL)
+		lsh_corrupted(run->index, problem, blkno);
+	if (slot->state != LSH_SLOT_LIVE)
+		return NULL;
+	lsh_check_heap_tid(run->index, run->heap, &w->heap_nblocks, &slot->tid, blkno);
+	return slot;
 }
 
 /*
@@ -262,10 +284,8 @@ load_chunk(PairsWalk *w, const uint32 *ids, int n, PairsChunk *c)
 			buf = read_data_page(w, blkno);
 			cur = blkno;
 		}
-		if (!BufferIsValid(buf))
-			continue;
-		slot = LshDataSlot(BufferGetPage(buf), lsh_rowid_slot(params, ids[i]), k);
-		if (slot->state != LSH_SLOT_LIVE)
+		slot = live_slot(w, BufferGetPage(buf), ids[i], blkno);
+		if (slot == NULL)
 			continue;
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
@@ -385,15 +405,10 @@ pairs_of_small_group(PairsWalk *w, const uint32 *ids, int n)
 		/* ids ascend, so a page repeats only as the last one taken */
 		if (nbufs == 0 || BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
 		{
-			Buffer		buf = read_data_page(w, blkno);
-
-			if (!BufferIsValid(buf))
-				continue;
-			bufs[nbufs++] = buf;
+			bufs[nbufs++] = read_data_page(w, blkno);
 		}
-		slot = LshDataSlot(BufferGetPage(bufs[nbufs - 1]), lsh_rowid_slot(params, ids[i]),
-						   params->num_perm);
-		if (slot->state != LSH_SLOT_LIVE)
+		slot = live_slot(w, BufferGetPage(bufs[nbufs - 1]), ids[i], blkno);
+		if (slot == NULL)
 			continue;
 		slots[m] = slot;
 		live_ids[m] = ids[i];
@@ -669,6 +684,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 {
 	MemoryContext oldcxt;
 	PairsWalk	w;
+	LshWalk		lw;
 	BufferAccessStrategy strategy;
 	BlockNumber blkno = run->leftmost;
 	int			k = run->params.num_perm;
@@ -700,6 +716,9 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 
 	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
 	strategy = GetAccessStrategy(BAS_BULKREAD);
+	/* the same checked reads as scans; a right-link cycle ends at the block count */
+	lsh_walk_init(&lw, run->index, strategy);
+	lsh_walk_expect_low(&lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf;
@@ -710,19 +729,13 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		uint32		high;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBufferExtended(run->index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
+		buf = lsh_walk_read(&lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+							InvalidBlockNumber, &page);
 		opaque = LshPageGetOpaque(page);
-		if (!LshPageIsLsh(page) || LshPageType(page) != LSH_PAGE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("lsh index \"%s\" is corrupted: expected a leaf at block %u",
-							RelationGetRelationName(run->index), blkno)));
 		n = lsh_leaf_decode(page, w.leaf);
 		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 		high = opaque->high;
-		blkno = has_high ? opaque->next : InvalidBlockNumber;
+		blkno = lsh_walk_right(&lw, page);
 		UnlockReleaseBuffer(buf);
 
 		run->leaves++;

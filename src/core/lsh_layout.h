@@ -1,0 +1,86 @@
+// The bounds and encoding of the lsh index's page contents, without
+// PostgreSQL: how many entries a pd_lower describes, whether it is sound,
+// and the wide (8-byte) and narrow (7-byte) leaf entries. src/pg/lsh/lsh.h
+// reads pages through these; tests/fuzz/fuzz_formats.cpp fuzzes them.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace minhash::lsh_layout {
+
+constexpr int kWideEntrySize = 8;     // uint32 key, uint32 row id (native order)
+constexpr int kNarrowEntrySize = 7;   // 3 bytes of key - low (little-endian), uint32 row id
+constexpr uint32_t kNarrowRange = 0xFFFFFF;
+
+// Entries stored from content_start up to pd_lower, clamped to [0, capacity]
+// in signed arithmetic: a damaged pd_lower never yields a count that reaches
+// outside the content area.
+inline int entry_count(int pd_lower, int content_start, int content_size, int entry_size) {
+    const int bytes = pd_lower - content_start;
+    if (bytes <= 0)
+        return 0;
+    const int n = bytes / entry_size;
+    const int cap = content_size / entry_size;
+    return n < cap ? n : cap;
+}
+
+// Does pd_lower end a whole number of entries within the capacity?
+inline bool entries_end_ok(int pd_lower, int content_start, int content_size, int entry_size) {
+    const int bytes = pd_lower - content_start;
+    return bytes >= 0 && bytes % entry_size == 0 && bytes / entry_size <= content_size / entry_size;
+}
+
+// Can a leaf with this key range use narrow entries?
+inline bool narrow_range_ok(bool has_high, uint32_t low, uint32_t high) {
+    return (has_high ? high : UINT32_MAX) - low <= kNarrowRange;
+}
+
+// Entry i of the entry array at content.
+inline uint32_t entry_key(const uint8_t *content, int i, bool narrow, uint32_t low) {
+    uint32_t key;
+    if (!narrow) {
+        std::memcpy(&key, content + static_cast<size_t>(i) * kWideEntrySize, sizeof(key));
+        return key;
+    }
+    const uint8_t *p = content + static_cast<size_t>(i) * kNarrowEntrySize;
+    return low + (p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16));
+}
+
+inline uint32_t entry_rowid(const uint8_t *content, int i, bool narrow) {
+    uint32_t rowid;
+    if (!narrow)
+        std::memcpy(&rowid, content + static_cast<size_t>(i) * kWideEntrySize + 4, sizeof(rowid));
+    else
+        std::memcpy(&rowid, content + static_cast<size_t>(i) * kNarrowEntrySize + 3, sizeof(rowid));
+    return rowid;
+}
+
+// Store entry i; a narrow entry needs low <= key <= low + kNarrowRange.
+inline void put_entry(uint8_t *content, int i, bool narrow, uint32_t low, uint32_t key,
+                      uint32_t rowid) {
+    if (!narrow) {
+        uint8_t *p = content + static_cast<size_t>(i) * kWideEntrySize;
+        std::memcpy(p, &key, sizeof(key));
+        std::memcpy(p + 4, &rowid, sizeof(rowid));
+        return;
+    }
+    uint8_t *p = content + static_cast<size_t>(i) * kNarrowEntrySize;
+    const uint32_t off = key - low;
+    p[0] = static_cast<uint8_t>(off);
+    p[1] = static_cast<uint8_t>(off >> 8);
+    p[2] = static_cast<uint8_t>(off >> 16);
+    std::memcpy(p + 3, &rowid, sizeof(rowid));
+}
+
+// Data pages: fixed slots of a 6-byte TID, a 2-byte state and num_perm values.
+inline int slot_size(int num_perm) { return 8 + 4 * num_perm; }
+inline int slots_per_page(int content_size, int num_perm) {
+    return content_size / slot_size(num_perm);
+}
+inline bool data_lower_ok(int pd_lower, int content_start, int content_size, int num_perm) {
+    return num_perm >= 1 && pd_lower == content_start +
+        slots_per_page(content_size, num_perm) * slot_size(num_perm);
+}
+
+}  // namespace minhash::lsh_layout

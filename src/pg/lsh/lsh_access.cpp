@@ -1,0 +1,328 @@
+/*
+ * Checked access to the pages of an lsh index.
+ *
+ * Every path that follows a block number found on disk (the metapage's root,
+ * leftmost leaf and free-list head, an internal page's children, a right
+ * link, a free-list link, an entry's row id) reads the page through here:
+ *  - the block number must name an existing page other than the metapage,
+ *    and not a page the caller already holds locked (locking it again would
+ *    wait on ourselves forever);
+ *  - the page must be an lsh page of the expected type and level, with a
+ *    sound header (pd_lower, pd_upper, special size, flags) for its type;
+ *  - a chain (right links, the free list) is at most as long as the index
+ *    has blocks, so a cycle ends in an error instead of a loop that holds
+ *    the metapage lock (a content lock holds off interrupts, so a cycle
+ *    under it could not even be cancelled).
+ * Damage is reported as index_corrupted (XX002) with the index, the block
+ * and a hint to REINDEX, as PostgreSQL's own index AMs do. minhash_lsh_check
+ * reports the same page problems as rows, through lsh_page_problem.
+ */
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "utils/rel.h"
+}
+
+#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW)
+
+/*
+ * What is wrong with page (NULL: nothing) for a reader that expects one of
+ * the page types in types (a mask of LSH_PAGE_*) at level (-1: any level its
+ * type allows). params is needed to check a data page; NULL skips that part.
+ * An all-zero page is never acceptable here: callers that may meet one (the
+ * whole-index passes) test PageIsNew first. The message may be palloc'd.
+ */
+const char *
+lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params)
+{
+	PageHeader	ph = (PageHeader) page;
+	LshPageOpaque opaque;
+	uint16		type;
+
+	if (PageIsNew(page))
+		return "unexpected all-zero page";
+	if (PageGetPageSize(page) != BLCKSZ || PageGetPageLayoutVersion(page) != PG_PAGE_LAYOUT_VERSION ||
+		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(LshPageOpaqueData)))
+		return "not an lsh page (page size, layout version or special space)";
+	opaque = LshPageGetOpaque(page);
+	if (opaque->page_id != LSH_PAGE_ID)
+		return "not an lsh page (page id)";
+	if (ph->pd_upper != ph->pd_special || ph->pd_lower > ph->pd_upper)
+		return psprintf("invalid pd_lower %d or pd_upper %d", ph->pd_lower, ph->pd_upper);
+	if (opaque->flags & ~LSH_KNOWN_FLAGS)
+		return "unknown page flags";
+	type = opaque->flags & LSH_PAGE_TYPE_MASK;
+	if (type != LSH_PAGE_META && type != LSH_PAGE_DATA && type != LSH_PAGE_INTERNAL &&
+		type != LSH_PAGE_LEAF)
+		return "unknown page type";
+	if ((type & types) == 0)
+		return type == LSH_PAGE_META ? "unexpected metapage" :
+			type == LSH_PAGE_DATA ? "unexpected data page" :
+			type == LSH_PAGE_LEAF ? "unexpected leaf" : "unexpected internal page";
+
+	if (type == LSH_PAGE_LEAF || type == LSH_PAGE_INTERNAL)
+	{
+		int			esize = type == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page) : (int) sizeof(LshEntry);
+		bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+
+		if (opaque->flags & LSH_IN_FREELIST)
+			return "tree page marked as on the free list";
+		if (type == LSH_PAGE_LEAF ? opaque->level != 0 : opaque->level == 0)
+			return "tree page with a level that does not match its type";
+		if (level >= 0 && opaque->level != level)
+			return psprintf("tree page at level %d, expected level %d", opaque->level, level);
+		if (!minhash::lsh_layout::entries_end_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE, esize))
+			return psprintf("tree page with invalid pd_lower %d", ph->pd_lower);
+		if (type == LSH_PAGE_INTERNAL && ph->pd_lower == LSH_CONTENT_START)
+			return "empty internal page";
+		if (type == LSH_PAGE_INTERNAL && (opaque->flags & LSH_NARROW))
+			return "internal page marked narrow";
+		if (has_high != (opaque->next != InvalidBlockNumber))
+			return "tree page with a right link but no high key, or a high key but no right link";
+		if (has_high && opaque->high < opaque->low)
+			return "tree page with a high key below its low key";
+		if ((opaque->flags & LSH_NARROW) &&
+			!minhash::lsh_layout::narrow_range_ok(has_high, opaque->low, opaque->high))
+			return "narrow leaf whose key range needs more than 24 bits";
+	}
+	else if (type == LSH_PAGE_DATA)
+	{
+		if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW))
+			return "data page with tree page flags";
+		if (opaque->level != 0)
+			return "data page with a level";
+		if (params != NULL && params->num_perm > 0 &&
+			(!minhash::lsh_layout::data_lower_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE,
+												 params->num_perm) ||
+			 opaque->count > params->slots_per_page))
+			return psprintf("data page with invalid pd_lower %d or slot count %d",
+							ph->pd_lower, opaque->count);
+		if (params != NULL && params->num_perm == 0)
+			return "data page in an index without parameters";
+	}
+	if (ph->pd_lower < SizeOfPageHeaderData)
+		return psprintf("invalid pd_lower %d", ph->pd_lower);
+	return NULL;
+}
+
+/* What is wrong with a data slot: an unknown state, or an allocated slot without a valid heap TID. */
+const char *
+lsh_slot_problem(const LshSlotHeader *slot)
+{
+	if (slot->state == LSH_SLOT_FREE)
+		return NULL;
+	if (slot->state != LSH_SLOT_LIVE && slot->state != LSH_SLOT_DEAD)
+		return "data slot with an invalid state";
+	if (!ItemPointerIsValid(&slot->tid) ||
+		ItemPointerGetOffsetNumberNoCheck(&slot->tid) > MaxHeapTuplesPerPage)
+		return "data slot with an invalid heap TID";
+	return NULL;
+}
+
+void
+lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy)
+{
+	w->index = index;
+	w->nblocks = 0;
+	w->strategy = strategy;
+	lsh_walk_chain(w);
+}
+
+void
+lsh_walk_chain(LshWalk *w)
+{
+	w->steps = 0;
+	w->check_low = false;
+	w->low_from_parent = false;
+	w->low = 0;
+}
+
+/*
+ * Report corruption unless blkno names an existing page other than the
+ * metapage and other than held (a block the caller has locked;
+ * InvalidBlockNumber if none). The block count is refreshed only when a
+ * block beyond the known one is named: the index may have grown.
+ */
+void
+lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held)
+{
+	if (blkno == InvalidBlockNumber || blkno == LSH_METAPAGE_BLKNO)
+		lsh_corrupted(w->index, blkno == LSH_METAPAGE_BLKNO ? "link to the metapage"
+					  : "invalid link", blkno);
+	if (blkno == held)
+		lsh_corrupted(w->index, "link from a page to itself", blkno);
+	if (blkno >= w->nblocks)
+	{
+		w->nblocks = RelationGetNumberOfBlocks(w->index);
+		if (blkno >= w->nblocks)
+			lsh_corrupted(w->index, "link beyond the end of the index", blkno);
+	}
+}
+
+/*
+ * Pin and lock page blkno and check it (see lsh_page_problem); the next page
+ * of a chain counts one step, and a chain longer than the index has blocks
+ * is a cycle. Returns the buffer; *pagep is its page.
+ */
+Buffer
+lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
+			  const LshIndexParams *params, BlockNumber held, Page *pagep)
+{
+	Buffer		buf;
+	Page		page;
+	const char *problem;
+
+	lsh_walk_check_block(w, blkno, held);
+	if (++w->steps > w->nblocks)
+	{
+		w->nblocks = RelationGetNumberOfBlocks(w->index);
+		if (w->steps > w->nblocks)
+			lsh_corrupted(w->index, "cycle in a chain of pages", blkno);
+	}
+	buf = ReadBufferExtended(w->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
+	LockBuffer(buf, lockmode);
+	page = BufferGetPage(buf);
+	problem = lsh_page_problem(page, types, level, params);
+	if (problem == NULL && w->check_low && LshPageGetOpaque(page)->low != w->low)
+		problem = w->low_from_parent ? "page whose low key is not the one the tree above it implies"
+			: "right sibling whose low key is not the high key of its left sibling";
+	w->check_low = false;		/* an expectation holds for one read */
+	if (problem != NULL)
+	{
+		UnlockReleaseBuffer(buf);
+		lsh_corrupted(w->index, problem, blkno);
+	}
+	*pagep = page;
+	return buf;
+}
+
+/*
+ * The right sibling of tree page page along its level (InvalidBlockNumber
+ * at the end); the next lsh_walk_read checks that its low key continues
+ * this page's high key.
+ */
+BlockNumber
+lsh_walk_right(LshWalk *w, Page page)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	w->check_low = (opaque->flags & LSH_HAS_HIGH) != 0;
+	w->low = opaque->high;
+	w->low_from_parent = false;
+	return w->check_low ? opaque->next : InvalidBlockNumber;
+}
+
+/* The next page read must have this low key (a parent's separator for its child, or 0 for the leftmost leaf). */
+void
+lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low)
+{
+	w->check_low = has_low;
+	w->low = low;
+	w->low_from_parent = true;
+}
+
+/*
+ * A descent for key must end in a leaf whose range holds key; else the tree
+ * above it is damaged, and an append would write an entry the leaf cannot
+ * encode (a narrow entry stores key - low in 24 bits).
+ */
+void
+lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (key < opaque->low || ((opaque->flags & LSH_HAS_HIGH) && key > opaque->high))
+		lsh_corrupted(index, "descent reached a leaf whose key range does not hold the key", blkno);
+}
+
+/*
+ * A slot's heap TID must name a block of the table: the executor (or the
+ * pairs functions) would otherwise fail reading past the heap with an I/O
+ * error, or worse follow it. *heap_nblocks caches the table's size (0 at
+ * first) and is refreshed before a block beyond it is called damage.
+ */
+void
+lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
+				   const ItemPointerData *tid, BlockNumber blkno)
+{
+	BlockNumber hblk = ItemPointerGetBlockNumberNoCheck(tid);
+
+	if (hblk < *heap_nblocks)
+		return;
+	*heap_nblocks = RelationGetNumberOfBlocks(heap);
+	if (hblk >= *heap_nblocks)
+		lsh_corrupted(index, "data slot with a heap TID beyond the end of the table", blkno);
+}
+
+void
+lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("lsh index \"%s\" is corrupted: %s at block %u",
+					RelationGetRelationName(index), what, blkno),
+			 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
+}
+
+/*
+ * Pin and lock the metapage, checking that it is one and that its parameters
+ * and links are sane: every reader sizes slots, band slices and page offsets
+ * from them, so a damaged value would send it outside a page or a signature.
+ * Links are checked against the block count where they are followed.
+ */
+Buffer
+lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
+{
+	Buffer		buf;
+	Page		page;
+	const LshMetaPageData *m;
+	const char *problem;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		lsh_corrupted(index, "no metapage", LSH_METAPAGE_BLKNO);
+	buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
+	LockBuffer(buf, mode);
+	page = BufferGetPage(buf);
+	problem = lsh_page_problem(page, LSH_PAGE_META, -1, NULL);
+	if (problem != NULL)
+		lsh_corrupted(index, problem, LSH_METAPAGE_BLKNO);
+	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + sizeof(LshMetaPageData) - (char *) page)
+		lsh_corrupted(index, "metapage with invalid pd_lower", LSH_METAPAGE_BLKNO);
+	*meta = LshPageGetMeta(page);
+	m = *meta;
+	if (m->magic != LSH_MAGIC)
+		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
+	if (m->version != LSH_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads version %d",
+						RelationGetRelationName(index), m->version, LSH_VERSION),
+				 errhint("REINDEX the index.")));
+	/* num_perm = 0: no signature seen yet, and nothing else is in use */
+	if (m->num_perm > MINHASH_MAX_NUM_PERM ||
+		(m->num_perm != 0 &&
+		 (m->bands < 1 || m->rows < 1 || (int) m->bands * m->rows > m->num_perm ||
+		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage at block %u",
+						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
+				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page.",
+						   m->num_perm, m->bands, m->rows, m->slots_per_page),
+				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
+	if ((m->root == InvalidBlockNumber) != (m->height == 0) ||
+		(m->root == InvalidBlockNumber) != (m->leftmost == InvalidBlockNumber) ||
+		m->height > LSH_MAX_HEIGHT ||
+		m->root == LSH_METAPAGE_BLKNO || m->leftmost == LSH_METAPAGE_BLKNO ||
+		m->free_head == LSH_METAPAGE_BLKNO ||
+		(m->num_perm == 0 && (m->root != InvalidBlockNumber || m->free_head != InvalidBlockNumber)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("lsh index \"%s\" is corrupted: invalid links in the metapage at block %u",
+						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
+				 errdetail("root = %u, leftmost leaf = %u, height = %d, free list head = %u.",
+						   m->root, m->leftmost, m->height, m->free_head),
+				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
+	return buf;
+}

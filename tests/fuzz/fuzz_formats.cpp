@@ -1,0 +1,145 @@
+// libFuzzer target: the decoders that read bytes from outside -- the
+// minhash type's text form and binary (recv) form, and the lsh index's page
+// contents (core/lsh_layout.h, the bounds logic every page read trusts).
+// Checks, besides "no crash, no sanitizer report":
+//  - text: a parsed signature printed in the canonical form parses back to
+//    the same seed and values; every error leaves n within max_values;
+//  - binary: a decoded signature encodes back to the same bytes; decoding
+//    never reads past the given length (ASan sees the exact-size buffer);
+//  - pages: entry_count never exceeds the capacity, whatever pd_lower says;
+//    when entries_end_ok accepts pd_lower, every entry decodes from inside
+//    the content area and re-encoding the decoded entries reproduces the
+//    bytes (for narrow leaves only when the range check accepts the leaf).
+// The first input byte picks the decoder, the rest is its input.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lsh_layout.h"
+#include "core/sig_format.h"
+
+using namespace minhash;
+
+namespace {
+
+void check(bool ok) {
+    if (!ok)
+        std::abort();
+}
+
+constexpr int kMaxValues = 1024;
+
+void fuzz_text(const uint8_t *data, size_t size) {
+    // an exact-size copy, so ASan catches a read past the end
+    std::vector<char> buf(data, data + size);
+    uint32_t values[kMaxValues];
+    int n = -1;
+    int64_t seed = 0;
+    const SigTextError e =
+        parse_signature_text(std::string_view(buf.data(), buf.size()), &seed, values, kMaxValues, &n);
+    check(n >= 0 && n <= kMaxValues);
+    if (e != SigTextError::Ok)
+        return;
+    check(n >= 1);
+    std::string canon = std::to_string(seed) + ":[";
+    for (int i = 0; i < n; i++)
+        canon += (i ? "," : "") + std::to_string(values[i]);
+    canon += "]";
+    uint32_t again[kMaxValues];
+    int m = 0;
+    int64_t seed2 = 0;
+    check(parse_signature_text(canon, &seed2, again, kMaxValues, &m) == SigTextError::Ok);
+    check(m == n && seed2 == seed && std::memcmp(again, values, sizeof(uint32_t) * n) == 0);
+}
+
+void fuzz_binary(const uint8_t *data, size_t size) {
+    std::vector<uint8_t> buf(data, data + size);
+    SigBinaryHeader h;
+    if (!decode_signature_header(buf.data(), buf.size(), &h)) {
+        check(size < kSigBinaryHeader);
+        return;
+    }
+    if (h.num_perm < 1 || h.num_perm > kMaxValues)
+        return;
+    std::vector<uint32_t> values(h.num_perm);
+    if (!decode_signature_values(buf.data(), buf.size(), h.num_perm, values.data())) {
+        check(size < signature_binary_size(h.num_perm));
+        return;
+    }
+    std::vector<uint8_t> out(signature_binary_size(h.num_perm));
+    encode_signature_binary(h.version, h.flags, h.num_perm, h.seed, values.data(), out.data());
+    check(std::memcmp(out.data(), buf.data(), out.size()) == 0);
+}
+
+// A page's content area as the index lays it out at BLCKSZ 8192: the header
+// (24 bytes) before it, the 24-byte special space after it.
+constexpr int kContentStart = 24;
+constexpr int kContentSize = 8192 - 24 - 24;
+
+void fuzz_page(const uint8_t *data, size_t size) {
+    if (size < 12)
+        return;
+    // pd_lower, narrow flag, low and high key from the first bytes; the rest is content
+    int pd_lower;
+    uint32_t low, high;
+    std::memcpy(&pd_lower, data, 2);
+    pd_lower &= 0xFFFF;
+    const bool narrow = data[2] & 1;
+    const bool has_high = data[2] & 2;
+    std::memcpy(&low, data + 4, 4);
+    std::memcpy(&high, data + 8, 4);
+    const int esize = narrow ? lsh_layout::kNarrowEntrySize : lsh_layout::kWideEntrySize;
+    std::vector<uint8_t> content(kContentSize, 0);
+    std::memcpy(content.data(), data + 12, std::min<size_t>(size - 12, kContentSize));
+
+    const int n = lsh_layout::entry_count(pd_lower, kContentStart, kContentSize, esize);
+    check(n >= 0 && n <= kContentSize / esize);
+    // the clamped count is always safe to read
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += lsh_layout::entry_key(content.data(), i, narrow, low) +
+            lsh_layout::entry_rowid(content.data(), i, narrow);
+    (void) sum;
+    if (!lsh_layout::entries_end_ok(pd_lower, kContentStart, kContentSize, esize))
+        return;
+    check(pd_lower - kContentStart == n * esize);
+    if (narrow && !lsh_layout::narrow_range_ok(has_high, low, high))
+        return;
+    std::vector<uint8_t> rebuilt(kContentSize, 0);
+    for (int i = 0; i < n; i++) {
+        const uint32_t key = lsh_layout::entry_key(content.data(), i, narrow, low);
+        if (narrow)
+            check(key - low <= lsh_layout::kNarrowRange);
+        lsh_layout::put_entry(rebuilt.data(), i, narrow, low, key,
+                              lsh_layout::entry_rowid(content.data(), i, narrow));
+    }
+    check(std::memcmp(rebuilt.data(), content.data(), static_cast<size_t>(n) * esize) == 0);
+
+    // data pages: the slot array the pd_lower check accepts fits the content area
+    const int num_perm = 1 + (data[3] | ((data[2] >> 2) << 8)) % kMaxValues;
+    if (lsh_layout::data_lower_ok(pd_lower, kContentStart, kContentSize, num_perm))
+        check(lsh_layout::slots_per_page(kContentSize, num_perm) * lsh_layout::slot_size(num_perm) <=
+              kContentSize);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0)
+        return 0;
+    switch (data[0] % 3) {
+        case 0:
+            fuzz_text(data + 1, size - 1);
+            break;
+        case 1:
+            fuzz_binary(data + 1, size - 1);
+            break;
+        default:
+            fuzz_page(data + 1, size - 1);
+            break;
+    }
+    return 0;
+}
