@@ -3,6 +3,9 @@
 #   make demo    install what is missing, build, run a throwaway cluster with real text
 #   make test    everything CI runs (core tests + sanitizers, pg_regress, TAP)
 #   make bench   the benchmark suite (bench/)
+#   make test-matrix  the package, pg_regress and TAP on PostgreSQL 17 and 18
+#                (and the package on 15) in cached Debian chroots
+#   make deb     Debian packages postgresql-NN-minhash (debian/, pg_buildext) in build/deb/
 #
 # `make test` and `make demo` work on a fresh machine: they install the Debian
 # packages first, so the PGXS include below may be absent on the first call.
@@ -39,7 +42,7 @@ PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_con
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 .DEFAULT_GOAL := all
-.PHONY: test demo bench coretest tap deps
+.PHONY: test demo bench coretest tap deps deb test-matrix
 
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
@@ -73,3 +76,9 @@ bench:
 
 coretest:
 	bash scripts/coretest.sh
+
+deb:
+	bash scripts/deb.sh
+
+test-matrix:
+	bash scripts/test-matrix.sh

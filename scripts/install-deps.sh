@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those missing.
 # Idempotent; runs `apt-get update` before installing anything.
+#
+#   scripts/install-deps.sh [PACKAGE ...]     what `make test` needs, and PACKAGEs
+#   scripts/install-deps.sh --only GROUP      one group below
+#
+# Groups: build (a plain `make && make install`: compiler, server headers,
+# libxxhash and libunistring, nothing else), deb (`make deb`), matrix
+# (`make test-matrix`: debootstrap; the chroots get their own packages).
+#
+# MINHASH_PG_MAJOR (default 15) names the PostgreSQL major of the build group
+# (the test group is the host's: 15).
 set -euo pipefail
 
-packages=(
-    g++ make cmake pkg-config clang libclang-rt-dev
-    postgresql-15 postgresql-server-dev-15 postgresql-contrib
-    libxxhash-dev libunistring-dev nettle-dev zlib1g-dev
+major=${MINHASH_PG_MAJOR:-15}
+build=(g++ make "postgresql-server-dev-$major" libxxhash-dev libunistring-dev nettle-dev)
+deb=("${build[@]}" dpkg-dev debhelper postgresql-server-dev-all)
+matrix=(debootstrap)
+test=(
+    "${build[@]}" cmake pkg-config clang libclang-rt-dev
+    postgresql-15 postgresql-contrib
     googletest libgtest-dev libbenchmark-dev
-    libipc-run-perl
-    python3 python3-psycopg
+    libipc-run-perl python3-jsonschema zlib1g-dev python3 python3-psycopg
 )
-# Callers may ask for more (the benchmark adds its plotting tools).
-packages+=("$@")
+
+if [ "${1:-}" = --only ]; then
+    case "${2:-}" in
+    build) packages=("${build[@]}") ;;
+    deb) packages=("${deb[@]}") ;;
+    matrix) packages=("${matrix[@]}") ;;
+    *) echo "usage: install-deps.sh --only build|deb|matrix" >&2; exit 2 ;;
+    esac
+else
+    # Callers may ask for more (the benchmark adds its plotting tools).
+    packages=("${test[@]}" "$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,16 @@
 # they create refuse to run as root, so prove runs as the postgres user with a
 # scratch TESTDIR it owns.
 #
+# The clone may sit in a directory the postgres user cannot enter (root's
+# home, `mktemp -d`: mode 0700), so prove never reads it: the tests and the
+# source tree (tracked and untracked files, for tests that read them through
+# $MINHASH_SRC) are copied into the scratch directory first. Permissions of
+# the clone and its parents are left alone.
+#
+# A run that executes no test (unreadable or missing files, prove's
+# "Result: NOTESTS"), or in which a test file skips itself, is a failure,
+# never a silent pass.
+#
 #   scripts/tap.sh [tests/t/NNN_name.pl ...]   default: every tests/t/*.pl
 #
 # On failure the tail of each test's log (and its servers' logs) is printed,
@@ -25,19 +35,56 @@ if [ ${#tests[@]} -eq 0 ]; then
     exit 1
 fi
 testdir=$(mktemp -d /tmp/minhash-tap.XXXXXX)
-chown postgres: "$testdir"
 if [ "${MINHASH_TAP_KEEP:-0}" = 1 ]; then
     trap 'echo "TAP scratch kept in $testdir"' EXIT
 else
     trap 'rm -rf "$testdir"' EXIT
 fi
+src=$testdir/src
+mkdir -p "$src"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z -co --exclude-standard \
+        | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
+        | tar --null -T - -cf - | tar -C "$src" -xf -
+else
+    tar --exclude=./build -cf - . | tar -C "$src" -xf -
+fi
+# Tests named on the command line may be ignored by git or lie elsewhere:
+# each is run from its copy, $src/<its path under the clone> (or $src/extra/).
+copies=()
+for t in "${tests[@]}"; do
+    [ -r "$t" ] || { echo "TAP: cannot read $t" >&2; exit 1; }
+    rel=$(realpath -m --relative-to="$root" "$t")
+    case "$rel" in ../*) rel=extra/$(basename "$t") ;; esac
+    mkdir -p "$src/$(dirname "$rel")"
+    cp "$t" "$src/$rel"
+    copies+=("$src/$rel")
+done
+chown -R postgres: "$testdir"
+
 status=0
-runuser -u postgres -- env \
+log=$testdir/prove.log
+(cd "$testdir" && runuser -u postgres -- env \
     PATH="$("$PG_CONFIG" --bindir):$PATH" PG_CONFIG="$PG_CONFIG" \
     TESTDIR="$testdir" PG_REGRESS="$pg_regress" \
+    TESTDATADIR="$testdir/tmp_check" TESTLOGDIR="$testdir/tmp_check/log" \
     PGPORT=$((30000 + RANDOM % 20000)) \
-    MINHASH_SRC="$root" \
-    prove -I "$pgxs_perl" -I "$root/tests/t" --timer "${tests[@]/#/$root/}" || status=$?
+    MINHASH_SRC="$src" \
+    prove -I "$pgxs_perl" -I "$src/tests/t" --timer "${copies[@]}") 2>&1 \
+    | tee "$log" || status=$?
+# prove's summary: "Files=N, Tests=M, ..." then "Result: PASS".
+files=$(sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1/p' "$log" | tail -n 1)
+count=$(sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\2/p' "$log" | tail -n 1)
+if ! grep -q '^Result: PASS$' "$log" || [ "${files:-0}" -ne ${#tests[@]} ] || [ "${count:-0}" -eq 0 ]; then
+    echo "TAP: FAILED: prove ran ${files:-0} of ${#tests[@]} test files, ${count:-0} tests," \
+        "result: $(sed -n 's/^Result: //p' "$log" | tail -n 1)" >&2
+    [ "$status" -ne 0 ] || status=1
+fi
+# A test file that skips itself entirely (skip_all) checks nothing: also a failure.
+if grep -E '\.pl \.+ skipped:' "$log" >&2; then
+    echo "TAP: FAILED: the test files above were skipped" >&2
+    [ "$status" -ne 0 ] || status=1
+fi
 if [ "$status" -ne 0 ]; then
     for log in "$testdir"/tmp_check/log/*; do
         [ -f "$log" ] || continue

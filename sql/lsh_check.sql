@@ -46,7 +46,9 @@ SELECT * FROM minhash_lsh_check('lsh_chk_sig', true);
 -- What the option catches, shown with a function that claims to be
 -- IMMUTABLE and is not: once its definition changes, the index holds values
 -- the table no longer produces. The plain check sees a sound index; the
--- heap comparison sees every row.
+-- heap comparison sees every row. (The functions pin their search_path:
+-- from PostgreSQL 17 on, CREATE INDEX and the check run index expressions
+-- with search_path = pg_catalog, pg_temp.)
 CREATE FUNCTION lsh_chk_sig_of(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
   SET search_path FROM CURRENT AS $$ BEGIN RETURN minhash(t, 'word', 2, 64); END $$;
 CREATE FUNCTION lsh_chk_covered(id int) RETURNS bool LANGUAGE plpgsql IMMUTABLE

@@ -57,7 +57,13 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
+-- force_parallel_mode is called debug_parallel_query from PostgreSQL 16 on
+SELECT current_setting('server_version_num')::int >= 160000 AS pg16 \gset
+\if :pg16
+SET debug_parallel_query = on;
+\else
 SET force_parallel_mode = on;
+\endif
 EXPLAIN (COSTS OFF)
 SELECT minhash_agg(item), minhash_agg(word, 256, 42), minhash_merge_agg(minhash(ARRAY[word], 16, 1))
 FROM minhash_agg_items;
@@ -77,7 +83,7 @@ BEGIN
     RETURN QUERY
     WITH RECURSIVE n(node) AS (SELECT plan -> 0 -> 'Plan'
                                UNION ALL SELECT json_array_elements(node -> 'Plans') FROM n)
-    SELECT (node ->> 'Workers Launched')::int, (node ->> 'Actual Rows')::int
+    SELECT (node ->> 'Workers Launched')::int, (node ->> 'Actual Rows')::numeric::int
     FROM n WHERE node ->> 'Node Type' = 'Gather';
 END $$;
 SELECT workers_launched >= 1 AS workers_launched, partial_states = workers_launched AS one_state_per_worker
@@ -87,7 +93,11 @@ RESET parallel_leader_participation;
 DROP FUNCTION parallel_run;
 SELECT minhash_agg(item)::text = :'serial_items' AS items_equal_with_leader
 FROM minhash_agg_items;
+\if :pg16
+RESET debug_parallel_query;
+\else
 RESET force_parallel_mode;
+\endif
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;

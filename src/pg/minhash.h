@@ -24,6 +24,7 @@ extern "C" {
 #include "fmgr.h"
 #include "utils/relcache.h"
 }
+#include "pg/compat.h"
 
 namespace minhash {
 struct PermutationFamily;
@@ -140,7 +141,7 @@ typedef struct CoreError
 void minhash_core_error_from_current(CoreError *err) noexcept;
 
 /* ereport(ERROR) for a failed helper: out of memory or an internal error */
-void minhash_report_core_error(const CoreError *err) pg_attribute_noreturn();
+[[noreturn]] void minhash_report_core_error(const CoreError *err);
 
 /*
  * Interrupt flag for a core loop: InterruptPending when CHECK_FOR_INTERRUPTS

@@ -33,7 +33,7 @@ PG_FUNCTION_INFO_V1(minhash_enforce_typmod);
 /* Literals longer than this are cut in messages: a 1024-value signature is 10 kB. */
 #define LITERAL_SHOWN 64
 
-pg_attribute_noreturn() static void
+[[noreturn]] static void
 bad_literal(const char *str, const char *detail)
 {
 	int			len = strlen(str);

@@ -427,7 +427,7 @@ typedef struct LshWalk
 
 const char *lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params);
 const char *lsh_slot_problem(const LshSlotHeader *slot);
-void		lsh_corrupted(Relation index, const char *what, BlockNumber blkno) pg_attribute_noreturn();
+[[noreturn]] void lsh_corrupted(Relation index, const char *what, BlockNumber blkno);
 Buffer		lsh_read_meta(Relation index, int mode, LshMetaPage *meta);
 void		lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy);
 void		lsh_walk_chain(LshWalk *w);

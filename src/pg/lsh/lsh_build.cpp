@@ -250,7 +250,7 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	lb.blkno = st->next_blkno++;
 	lsh_level_add(leaves, 0, lb.blkno);
 
-	while (tuplesort_getdatum(st->sort, true, &d, &isnull, NULL))
+	while (mh_tuplesort_getdatum(st->sort, true, &d, &isnull))
 	{
 		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
 		uint32		key = (uint32) (k >> 32);
@@ -434,7 +434,7 @@ lshbuildempty(Relation index)
 	lsh_init_metapage(page, (LshOptions *) index->rd_options);
 	PageSetChecksumInplace(page, LSH_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, LSH_METAPAGE_BLKNO, (char *) page, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&MH_SMGR_LOCATOR(RelationGetSmgr(index)), INIT_FORKNUM,
 				LSH_METAPAGE_BLKNO, page, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

@@ -142,7 +142,7 @@ lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", name ? name : "?")));
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
+	if (!mh_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name ? name : "?");
 	/* heap before index, as every other user of both locks them */
 	*heap = table_open(heapoid, AccessShareLock);
@@ -354,7 +354,7 @@ get_pair(Tuplesortstate *sort, uint64 *v)
 	Datum		d;
 	bool		isnull;
 
-	if (!tuplesort_getdatum(sort, true, &d, &isnull, NULL))
+	if (!mh_tuplesort_getdatum(sort, true, &d, &isnull))
 		return false;
 	*v = ((uint64) DatumGetInt64(d)) ^ PAIR_FLIP;
 	return true;

@@ -70,6 +70,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		*indexTotalCost = get_float8_infinity();
 		*indexSelectivity = 1.0;
 		*indexPages = info->pages;
+		/* and from 18 on, an infinite cost alone is not enough either */
+		mh_disable_index_path(path);
 		return;
 	}
 

@@ -43,7 +43,9 @@
 #include "core/jaccard.h"
 
 extern "C" {
+#include "access/genam.h"
 #include "access/relscan.h"
+#include "access/table.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -628,7 +630,7 @@ lsh_search(IndexScanDesc scan)
 				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
 
 	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
-	pgstat_count_index_scan(index);
+	mh_count_index_search(scan);
 	if (!lsh_scan_quals(scan, so))
 		goto done;				/* a NULL query matches nothing: the operators are strict */
 	so->norderbys = scan->numberOfOrderBys;
@@ -744,11 +746,39 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 	return true;
 }
 
+/*
+ * A bitmap scan without any % condition (count(*) over the table, or a
+ * partial index whose predicate the query implies): the index holds no
+ * answer to that, and no NULL signature at all, so it returns every page of
+ * the table as lossy, which the Bitmap Heap Scan reads and rechecks like a
+ * sequential scan. Such a path costs infinity and is never chosen, except
+ * from PostgreSQL 18 on when enable_seqscan = off: a Bitmap Heap Scan there
+ * does not count its index path's disabled nodes (see mh_disable_index_path).
+ */
+static int64
+lsh_bitmap_all_pages(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	Relation	heap = table_open(scan->indexRelation->rd_index->indrelid, AccessShareLock);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+
+	table_close(heap, AccessShareLock);
+	for (BlockNumber blkno = 0; blkno < nblocks; blkno++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		tbm_add_page(tbm, blkno);
+	}
+	mh_count_index_search(scan);
+	/* no row is known: what is counted is the lossy pages */
+	return (int64) nblocks;
+}
+
 int64
 lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
 
+	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
+		return lsh_bitmap_all_pages(scan, tbm);
 	so->want_bitmap = true;
 	if (!so->searched)
 		lsh_search(scan);

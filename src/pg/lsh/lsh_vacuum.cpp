@@ -243,7 +243,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		Page		page;
 		const char *problem;
 
-		vacuum_delay_point();
+		mh_vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
@@ -278,7 +278,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			Buffer		buf;
 			Page		page;
 
-			vacuum_delay_point();
+			mh_vacuum_delay_point();
 			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 			/* pruning rewrites the leaf from its entries: never from a damaged one */
 			buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
@@ -291,7 +291,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		for (int i = 0; i < dead_pages.n; i++)
 		{
-			vacuum_delay_point();
+			mh_vacuum_delay_point();
 			lsh_free_dead(index, dead_pages.blocks[i], &params);
 		}
 	}

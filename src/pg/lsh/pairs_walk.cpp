@@ -248,7 +248,7 @@ read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
 	Assert(blkno < pt->nblocks);
 	if (h->block == blkno && h->part == part &&
-		ReadRecentBuffer(pt->index->rd_node, MAIN_FORKNUM, blkno, h->buffer))
+		ReadRecentBuffer(MH_REL_LOCATOR(pt->index), MAIN_FORKNUM, blkno, h->buffer))
 		buf = h->buffer;
 	else
 	{
@@ -518,7 +518,7 @@ reader_next(IdReader *r, uint64 *out, int max)
 			Datum		d;
 			bool		isnull;
 
-			if (!tuplesort_getdatum(r->g->spill, true, &d, &isnull, NULL))
+			if (!mh_tuplesort_getdatum(r->g->spill, true, &d, &isnull))
 				break;
 			id = (uint64) DatumGetInt64(d);
 		}
