@@ -43,6 +43,22 @@ extern "C" {
 #define MH_SMGR_LOCATOR(smgr) ((smgr)->smgr_rnode.node)
 #endif
 
+/* 16 replaced pg_namespace_aclcheck() by object_aclcheck(classid, ...). */
+#if PG_VERSION_NUM >= 160000
+#define mh_namespace_aclcheck(nspid, roleid, mode) \
+	object_aclcheck(NamespaceRelationId, (nspid), (roleid), (mode))
+#else
+#define mh_namespace_aclcheck(nspid, roleid, mode) pg_namespace_aclcheck((nspid), (roleid), (mode))
+#endif
+
+/*
+ * Is this index (IndexOptInfo) an lsh index? 17 typed IndexOptInfo's
+ * amcostestimate as amcostestimate_function (15 and 16: void (*)(void)).
+ */
+#define mh_is_lsh_indexinfo(info) \
+	(reinterpret_cast<void (*)(void)>((info)->amcostestimate) == \
+	 reinterpret_cast<void (*)(void)>(lshcostestimate))
+
 /* 16 replaced pg_class_ownercheck() by object_ownercheck(classid, ...). */
 #if PG_VERSION_NUM >= 160000
 #define mh_class_ownercheck(relid, roleid) object_ownercheck(RelationRelationId, (relid), (roleid))

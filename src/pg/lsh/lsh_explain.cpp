@@ -19,6 +19,9 @@
 
 extern "C" {
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_state.h"
+#endif
 #include "lib/stringinfo.h"
 #include "optimizer/optimizer.h"
 #include "tcop/tcopprot.h"
@@ -70,6 +73,45 @@ lsh_counters_report(Relation index, const LshScanCounters *c, uint64 returned)
 	e->c.returned += returned;
 }
 
+/*
+ * Plan and explain the query as ExplainOneQuery does when no hook is set.
+ * (From PostgreSQL 17 on, EXPLAIN (MEMORY)'s planner memory is not measured
+ * on this path: the plan is explained without it.)
+ */
+static void
+explain_as_core(Query *query, int cursorOptions, IntoClause *into, ExplainState *es,
+				const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	PlannedStmt *plan;
+	instr_time	planstart,
+				planduration;
+	BufferUsage bufusage_start,
+				bufusage;
+
+	if (prev_explain_hook)
+	{
+		prev_explain_hook(query, cursorOptions, into, es, queryString, params, queryEnv);
+		return;
+	}
+	if (es->buffers)
+		bufusage_start = pgBufferUsage;
+	INSTR_TIME_SET_CURRENT(planstart);
+	plan = pg_plan_query(query, queryString, cursorOptions, params);
+	INSTR_TIME_SET_CURRENT(planduration);
+	INSTR_TIME_SUBTRACT(planduration, planstart);
+	if (es->buffers)
+	{
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+	}
+	ExplainOnePlan(plan, into, es, queryString, params, queryEnv, &planduration,
+				   es->buffers ? &bufusage : NULL
+#if PG_VERSION_NUM >= 170000
+				   , NULL
+#endif
+		);
+}
+
 static void
 lsh_explain_one_query(Query *query, int cursorOptions, IntoClause *into, ExplainState *es,
 					  const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
@@ -78,31 +120,7 @@ lsh_explain_one_query(Query *query, int cursorOptions, IntoClause *into, Explain
 
 	if (!es->analyze)
 	{
-		if (prev_explain_hook)
-			prev_explain_hook(query, cursorOptions, into, es, queryString, params, queryEnv);
-		else
-		{
-			/* as ExplainOneQuery does without a hook */
-			PlannedStmt *plan;
-			instr_time	planstart,
-						planduration;
-			BufferUsage bufusage_start,
-						bufusage;
-
-			if (es->buffers)
-				bufusage_start = pgBufferUsage;
-			INSTR_TIME_SET_CURRENT(planstart);
-			plan = pg_plan_query(query, queryString, cursorOptions, params);
-			INSTR_TIME_SET_CURRENT(planduration);
-			INSTR_TIME_SUBTRACT(planduration, planstart);
-			if (es->buffers)
-			{
-				memset(&bufusage, 0, sizeof(BufferUsage));
-				BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-			}
-			ExplainOnePlan(plan, into, es, queryString, params, queryEnv, &planduration,
-						   es->buffers ? &bufusage : NULL);
-		}
+		explain_as_core(query, cursorOptions, into, es, queryString, params, queryEnv);
 		return;
 	}
 
@@ -111,30 +129,7 @@ lsh_explain_one_query(Query *query, int cursorOptions, IntoClause *into, Explain
 	collecting++;
 	PG_TRY();
 	{
-		if (prev_explain_hook)
-			prev_explain_hook(query, cursorOptions, into, es, queryString, params, queryEnv);
-		else
-		{
-			PlannedStmt *plan;
-			instr_time	planstart,
-						planduration;
-			BufferUsage bufusage_start,
-						bufusage;
-
-			if (es->buffers)
-				bufusage_start = pgBufferUsage;
-			INSTR_TIME_SET_CURRENT(planstart);
-			plan = pg_plan_query(query, queryString, cursorOptions, params);
-			INSTR_TIME_SET_CURRENT(planduration);
-			INSTR_TIME_SUBTRACT(planduration, planstart);
-			if (es->buffers)
-			{
-				memset(&bufusage, 0, sizeof(BufferUsage));
-				BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-			}
-			ExplainOnePlan(plan, into, es, queryString, params, queryEnv, &planduration,
-						   es->buffers ? &bufusage : NULL);
-		}
+		explain_as_core(query, cursorOptions, into, es, queryString, params, queryEnv);
 	}
 	PG_FINALLY();
 	{

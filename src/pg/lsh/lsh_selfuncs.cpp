@@ -96,7 +96,7 @@ lsh_index_on(RelOptInfo *rel, Node *expr)
 	{
 		IndexOptInfo *info = (IndexOptInfo *) lfirst(lc);
 
-		if (info->amcostestimate != (void (*) (void)) lshcostestimate || info->ncolumns != 1)
+		if (!mh_is_lsh_indexinfo(info) || info->ncolumns != 1)
 			continue;
 		if (info->indexkeys[0] != 0)
 		{

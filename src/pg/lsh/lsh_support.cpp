@@ -98,7 +98,7 @@ minhash_similar_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 	req = (SupportRequestIndexCondition *) rawreq;
 	/* only for lsh indexes, and for the call form minhash_similar(a, b, t) */
-	if (req->index->amcostestimate != (void (*) (void)) lshcostestimate || !is_funcclause(req->node))
+	if (!mh_is_lsh_indexinfo(req->index) || !is_funcclause(req->node))
 		PG_RETURN_POINTER(NULL);
 	call = (FuncExpr *) req->node;
 	if (list_length(call->args) != 3 || req->indexarg > 1)

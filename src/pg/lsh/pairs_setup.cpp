@@ -291,7 +291,7 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 	Oid			userid = GetUserId();
 	int			i = -1;
 
-	if (pg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
+	if (mh_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, get_namespace_name(nspid));
 	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
