@@ -49,6 +49,12 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
     tar --exclude=./build -cf - . | tar -C "$src" -xf -
 fi
+# The history too, as a bare repository at $src/.git: 150_upgrade builds the
+# 1.0 release from it (git archive), and the postgres user cannot read the
+# clone's own .git when the clone sits in a private directory.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git clone -q --bare "$(git rev-parse --show-toplevel)" "$src/.git"
+fi
 # Tests named on the command line may be ignored by git or lie elsewhere:
 # each is run from its copy, $src/<its path under the clone> (or $src/extra/).
 copies=()
