@@ -10,6 +10,8 @@
  * an explicit cast to a smaller k truncates. Anything else whose k differs
  * from the typmod is an error rather than a silent change of precision.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/sig_format.h"
 #include "core/signature.h"
 #include "pg/minhash.h"

@@ -1,6 +1,8 @@
 /*
  * The lsh access method: handler, reloptions, GUCs and build phase names.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cfloat>
