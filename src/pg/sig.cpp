@@ -14,6 +14,10 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
+static_assert(MINHASH_MIN_NUM_PERM == minhash::kMinNumPerm &&
+				  MINHASH_MAX_NUM_PERM == minhash::kMaxNumPerm,
+			  "the glue's num_perm limits mirror the core's");
+
 static_assert(MINHASH_NUM_FAMILIES == minhash::kNumHashFamilies,
 			  "the glue's family count mirrors the core's");
 static_assert(MINHASH_FAMILY_DATASKETCH == (int) minhash::HashFamily::Datasketch,
