@@ -137,6 +137,22 @@ shingle_array_of(minhash::DistinctShingles *set)
 	return result;
 }
 
+/* k in 0..kMaxShingleSize (0: the default), of words and characters or of lexemes */
+static void
+check_shingle_k(int32 k, bool lexemes)
+{
+	int			words = minhash::default_shingle_size(minhash::ShingleUnit::Word);
+
+	if (k < 0 || k > minhash::kMaxShingleSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle size k must be between 1 and %d, not %d",
+						minhash::kMaxShingleSize, k),
+				 lexemes ? errhint("k = 0 selects the default: %d lexemes.", words)
+				 : errhint("k = 0 selects the default: %d words or %d characters.", words,
+						   minhash::default_shingle_size(minhash::ShingleUnit::Char))));
+}
+
 /* Validates unit and k as minhash_shingles() and minhash(text) take them. */
 minhash::ShingleSpec
 minhash_shingle_spec(text *unit_name, int32 k)
@@ -150,14 +166,7 @@ minhash_shingle_spec(text *unit_name, int32 k)
 				 errmsg("unknown shingle unit \"%s\"", name),
 				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\"; "
 						 "a text search configuration is passed as config => '%s'.", name)));
-	if (k < 0 || k > minhash::kMaxShingleSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size k must be between 1 and %d, not %d",
-						minhash::kMaxShingleSize, k),
-				 errhint("k = 0 selects the default: %d words or %d characters.",
-						 minhash::default_shingle_size(minhash::ShingleUnit::Word),
-						 minhash::default_shingle_size(minhash::ShingleUnit::Char))));
+	check_shingle_k(k, false);
 	spec.k = (k == 0) ? minhash::default_shingle_size(spec.unit) : k;
 	pfree(name);
 	return spec;
@@ -166,13 +175,7 @@ minhash_shingle_spec(text *unit_name, int32 k)
 int
 minhash_lexeme_k(int32 k)
 {
-	if (k < 0 || k > minhash::kMaxShingleSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size k must be between 1 and %d, not %d",
-						minhash::kMaxShingleSize, k),
-				 errhint("k = 0 selects the default: %d lexemes.",
-						 minhash::default_shingle_size(minhash::ShingleUnit::Word))));
+	check_shingle_k(k, true);
 	return k == 0 ? minhash::default_shingle_size(minhash::ShingleUnit::Word) : k;
 }
 
