@@ -403,6 +403,8 @@ void		lsh_notice_format1(Relation index);
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
+							 BlockNumber blkno);
 
 /* lsh_tree.cpp: the band tree's descent and leaves */
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);

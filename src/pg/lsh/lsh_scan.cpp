@@ -229,12 +229,9 @@ lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexP
 							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
-			const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]),
-													params->num_perm);
-			const char *problem = lsh_slot_problem(slot);
+			const LshSlotHeader *slot = lsh_slot_read(index, page, params,
+													  lsh_rowid_slot(params, ids[i]), blkno);
 
-			if (problem != NULL)
-				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
 				lsh_consider(scan, so, slot, blkno);
@@ -281,12 +278,9 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
-				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+				const LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 				uint32		rowid = (uint32) ((uint64) blkno * params->slots_per_page + s);
 
-				problem = lsh_slot_problem(slot);
-				if (problem != NULL)
-					lsh_corrupted(index, problem, blkno);
 				while (seenpos < so->seen.n && so->seen.data[seenpos] < rowid)
 					seenpos++;
 				if (seenpos < so->seen.n && so->seen.data[seenpos] == rowid)

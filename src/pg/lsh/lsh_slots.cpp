@@ -28,3 +28,22 @@ lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
 {
 	return (int) (rowid % params->slots_per_page);
 }
+
+/*
+ * The slot reader: slot `slot` of data page `page` (block blkno of index,
+ * read through a checked walk or checked by the caller), itself checked: an
+ * invalid state or heap TID is damage (XX002). Every reader of stored
+ * signatures -- scans, VACUUM, the all-pairs walk -- takes slots through
+ * here; minhash_lsh_check reports the same problems (lsh_slot_problem) as
+ * rows instead.
+ */
+LshSlotHeader *
+lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot, BlockNumber blkno)
+{
+	LshSlotHeader *s = LshDataSlot(page, slot, params->num_perm);
+	const char *problem = lsh_slot_problem(s);
+
+	if (problem != NULL)
+		lsh_corrupted(index, problem, blkno);
+	return s;
+}

@@ -42,11 +42,8 @@ lsh_mark_dead(Relation index, Buffer buf, const LshIndexParams *params,
 	*ndead = 0;
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
-		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
-		const char *problem = lsh_slot_problem(slot);
+		LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
 		if (slot->state == LSH_SLOT_LIVE && callback(&slot->tid, callback_state))
 		{
 			slot->state = LSH_SLOT_DEAD;
