@@ -38,6 +38,7 @@
  */
 #include "pg/lsh/lsh.h"
 
+#include <climits>
 #include <cstdlib>
 
 #include "core/jaccard.h"
@@ -56,18 +57,33 @@ extern "C" {
 typedef struct LshResult
 {
 	ItemPointerData tid;
-	uint32		pos;			/* index of its distances in so->dist */
 } LshResult;
 
 typedef struct LshScanOpaqueData
 {
 	MemoryContext cxt;			/* everything of the current search; reset on rescan */
+	MemoryContext keepcxt;		/* the scan's: results, dist and heap below */
 	bool		searched;
+
+	/*
+	 * The verified rows, in the order they were verified, with norderbys
+	 * distances each; pending (not yet returned) ones are a binary min-heap
+	 * of their positions, ordered by distance, then TID. A heap rather than
+	 * a sort: an ORDER BY ... LIMIT k that widened to the last stage has up
+	 * to minhash.lsh_max_scan_tuples rows verified and asks for k of them.
+	 * These arrays live in the scan's own memory and keep their size across
+	 * rescans (a LATERAL join rescans per outer row), so that a scan does
+	 * not pay for growing them and touching fresh pages every time.
+	 */
 	LshResult  *results;
+	double	   *dist;
 	int			nresults;
 	int			cap;
-	int			next;			/* next result amgettuple returns */
-	double	   *dist;			/* norderbys distances per result */
+	uint32	   *heap;
+	int			nheap;
+	int			capheap;
+	int			heaped;			/* results[0, heaped) have been pushed */
+	int			next;			/* results returned so far */
 
 	/* the current search */
 	int			num_perm;
@@ -104,6 +120,7 @@ lshbeginscan(Relation index, int nkeys, int norderbys)
 	LshScanOpaque so = (LshScanOpaque) palloc0(sizeof(LshScanOpaqueData));
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "lsh scan", ALLOCSET_DEFAULT_SIZES);
+	so->keepcxt = CurrentMemoryContext;
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
@@ -127,9 +144,7 @@ lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	memset(&so->counters, 0, sizeof(so->counters));
 	MemoryContextReset(so->cxt);
 	so->searched = false;
-	so->results = NULL;
-	so->nresults = so->cap = so->next = 0;
-	so->dist = NULL;
+	so->nresults = so->nheap = so->heaped = so->next = 0;
 	so->keys = NULL;
 	so->seen = NULL;
 	so->nseen = so->capseen = 0;
@@ -144,8 +159,47 @@ lshendscan(IndexScanDesc scan)
 
 	lsh_counters_report(scan->indexRelation, &so->counters, so->next);
 	MemoryContextDelete(so->cxt);
+	if (so->results)
+		pfree(so->results);
+	if (so->dist)
+		pfree(so->dist);
+	if (so->heap)
+		pfree(so->heap);
 	pfree(so);
 	scan->opaque = NULL;
+}
+
+/*
+ * Room for n more results. so->norderbys must be set: the distances per
+ * result are fixed for the scan (a rescan keeps the number of ORDER BYs).
+ */
+static void
+lsh_reserve(LshScanOpaque so, Size n)
+{
+	MemoryContext oldcxt;
+	Size		want = (Size) so->nresults + n;
+	Size		per = (Size) Max(so->norderbys, 1);
+
+	if (want <= (Size) so->cap)
+		return;
+	if (want > (Size) INT_MAX / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many rows for one lsh index scan")));
+	want = Max(want, (Size) so->cap * 2);
+	oldcxt = MemoryContextSwitchTo(so->keepcxt);
+	if (so->results == NULL)
+	{
+		so->results = (LshResult *) palloc_extended(sizeof(LshResult) * want, MCXT_ALLOC_HUGE);
+		so->dist = (double *) palloc_extended(sizeof(double) * want * per, MCXT_ALLOC_HUGE);
+	}
+	else
+	{
+		so->results = (LshResult *) repalloc_huge(so->results, sizeof(LshResult) * want);
+		so->dist = (double *) repalloc_huge(so->dist, sizeof(double) * want * per);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	so->cap = (int) want;
 }
 
 /* Does the stored signature pass every % qual? If so, keep it with its distances. */
@@ -169,25 +223,11 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 	if (scan->heapRelation != NULL)
 		lsh_check_heap_tid(scan->indexRelation, scan->heapRelation, &so->heap_nblocks, &slot->tid, blkno);
 	if (so->nresults == so->cap)
-	{
-		so->cap = so->cap ? so->cap * 2 : 256;
-		if (so->results == NULL)
-		{
-			so->results = (LshResult *) palloc(sizeof(LshResult) * so->cap);
-			so->dist = (double *) palloc(sizeof(double) * so->cap * Max(so->norderbys, 1));
-		}
-		else
-		{
-			so->results = (LshResult *) repalloc_huge(so->results, sizeof(LshResult) * so->cap);
-			so->dist = (double *) repalloc_huge(so->dist,
-												sizeof(double) * so->cap * Max(so->norderbys, 1));
-		}
-	}
+		lsh_reserve(so, so->cap ? so->cap : 256);
 	r = &so->results[so->nresults];
 	r->tid = slot->tid;
-	r->pos = so->nresults;
 	for (int j = 0; j < so->norderbys; j++)
-		so->dist[(Size) r->pos * so->norderbys + j] = so->orderbys[j] == NULL ? 0.0 :
+		so->dist[(Size) so->nresults * so->norderbys + j] = so->orderbys[j] == NULL ? 0.0 :
 			1.0 - minhash::jaccard_estimate(values, so->orderbys[j]->values, so->num_perm);
 	so->nresults++;
 }
@@ -358,6 +398,17 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	int			seenpos = 0;
 
+	/* without a % condition every live row is a result: room for them at once */
+	if (so->nquals == 0)
+	{
+		double		n = (double) (nblocks - 1) * params->slots_per_page;
+
+		if (bounded && lsh_max_scan_tuples >= 0)
+			n = Min(n, (double) lsh_max_scan_tuples - (double) so->counters.verified);
+		if (n > 0)
+			lsh_reserve(so, (Size) Min(n, (double) (INT_MAX / 4)));
+	}
+
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf;
@@ -396,24 +447,96 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 	}
 }
 
-static LshScanOpaque sort_so;
-
-static int
-lsh_result_cmp(const void *a, const void *b)
+/*
+ * Does result a come before result b: by distance (each ORDER BY in turn; a
+ * NULL argument's distances are all NULL, hence equal), then by heap TID
+ * (which also orders a scan without ORDER BY for its heap fetches).
+ */
+static inline bool
+lsh_result_before(const LshScanOpaque so, uint32 a, uint32 b)
 {
-	const LshResult *x = (const LshResult *) a;
-	const LshResult *y = (const LshResult *) b;
+	const ItemPointerData *x = &so->results[a].tid;
+	const ItemPointerData *y = &so->results[b].tid;
+	BlockNumber bx;
+	BlockNumber by;
 
-	for (int j = 0; j < sort_so->norderbys; j++)
+	for (int j = 0; j < so->norderbys; j++)
 	{
-		double		dx = sort_so->dist[(Size) x->pos * sort_so->norderbys + j];
-		double		dy = sort_so->dist[(Size) y->pos * sort_so->norderbys + j];
+		double		dx = so->dist[(Size) a * so->norderbys + j];
+		double		dy = so->dist[(Size) b * so->norderbys + j];
 
-		/* a NULL argument's distances are all NULL, hence equal */
-		if (sort_so->orderbys[j] != NULL && dx != dy)
-			return dx < dy ? -1 : 1;
+		if (so->orderbys[j] != NULL && dx != dy)
+			return dx < dy;
 	}
-	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+	bx = ItemPointerGetBlockNumberNoCheck(x);
+	by = ItemPointerGetBlockNumberNoCheck(y);
+	if (bx != by)
+		return bx < by;
+	return ItemPointerGetOffsetNumberNoCheck(x) < ItemPointerGetOffsetNumberNoCheck(y);
+}
+
+static void
+lsh_heap_sift_down(LshScanOpaque so, int i)
+{
+	uint32	   *h = so->heap;
+	uint32		v = h[i];
+
+	for (;;)
+	{
+		int			c = 2 * i + 1;
+
+		if (c >= so->nheap)
+			break;
+		if (c + 1 < so->nheap && lsh_result_before(so, h[c + 1], h[c]))
+			c++;
+		if (!lsh_result_before(so, h[c], v))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = v;
+}
+
+/*
+ * Make the results verified since the last call pending: add them to the
+ * heap and restore its order (Floyd's bottom-up build, linear in the heap's
+ * size; a scan has at most r + 1 stages).
+ */
+static void
+lsh_push_pending(LshScanOpaque so)
+{
+	int			n = so->nresults - so->heaped;
+
+	if (n <= 0)
+		return;
+	if (so->nheap + n > so->capheap)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(so->keepcxt);
+		int			want = Max(so->nheap + n, so->capheap * 2);
+
+		so->heap = so->heap == NULL ?
+			(uint32 *) palloc_extended(sizeof(uint32) * want, MCXT_ALLOC_HUGE) :
+			(uint32 *) repalloc_huge(so->heap, sizeof(uint32) * want);
+		so->capheap = want;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	for (int i = so->heaped; i < so->nresults; i++)
+		so->heap[so->nheap++] = (uint32) i;
+	so->heaped = so->nresults;
+	for (int i = so->nheap / 2 - 1; i >= 0; i--)
+		lsh_heap_sift_down(so, i);
+}
+
+/* Take the first pending result off the heap. */
+static uint32
+lsh_pop_pending(LshScanOpaque so)
+{
+	uint32		top = so->heap[0];
+
+	so->heap[0] = so->heap[--so->nheap];
+	if (so->nheap > 0)
+		lsh_heap_sift_down(so, 0);
+	return top;
 }
 
 /*
@@ -455,15 +578,6 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 	}
 	so->threshold = so->nquals > 0 ? so->thresholds[0] : minhash_threshold();
 	return true;
-}
-
-/* Sort the results not yet returned. */
-static void
-lsh_sort_pending(LshScanOpaque so)
-{
-	sort_so = so;
-	if (so->nresults > so->next)
-		qsort(so->results + so->next, so->nresults - so->next, sizeof(LshResult), lsh_result_cmp);
 }
 
 /*
@@ -608,7 +722,7 @@ lsh_widen(IndexScanDesc scan)
 		lsh_verify_all(scan, index, so, params, true);
 		so->exhausted = true;
 	}
-	lsh_sort_pending(so);
+	lsh_push_pending(so);
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -706,7 +820,8 @@ lsh_search(IndexScanDesc scan)
 	}
 
 sort:
-	lsh_sort_pending(so);
+	if (!so->want_bitmap)
+		lsh_push_pending(so);
 
 done:
 	so->searched = true;
@@ -718,7 +833,7 @@ bool
 lshgettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
-	LshResult  *r;
+	uint32		pos;
 
 	if (!ScanDirectionIsForward(dir))
 		elog(ERROR, "lsh index scans only go forward");
@@ -726,21 +841,23 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 		lsh_search(scan);
 	for (;;)
 	{
-		if (so->next < so->nresults &&
-			(so->exhausted || so->dist[(Size) so->results[so->next].pos] <= so->bound))
+		/* an iterative scan has one ORDER BY: dist[] holds one distance per result */
+		if (so->nheap > 0 &&
+			(so->exhausted || so->dist[so->heap[0]] <= so->bound))
 			break;
 		if (so->exhausted)
 			return false;
 		lsh_widen(scan);
 	}
 
-	r = &so->results[so->next++];
-	scan->xs_heaptid = r->tid;
+	pos = lsh_pop_pending(so);
+	so->next++;
+	scan->xs_heaptid = so->results[pos].tid;
 	scan->xs_recheck = false;
 	scan->xs_recheckorderby = false;
 	for (int j = 0; j < so->norderbys; j++)
 	{
-		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist[(Size) r->pos * so->norderbys + j]);
+		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist[(Size) pos * so->norderbys + j]);
 		scan->xs_orderbynulls[j] = so->orderbys[j] == NULL;
 	}
 	return true;
