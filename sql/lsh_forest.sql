@@ -110,9 +110,11 @@ SELECT count(*) FROM (SELECT id FROM lf ORDER BY sig <%> :'b' LIMIT 1000) x;
 RESET enable_seqscan;
 RESET minhash.lsh_max_scan_tuples;
 
--- %'s selectivity comes from the index's statistics (an upper bound from the
--- key-prefix multiplicities, docs/lsh.md), falling with the threshold, where
--- 1.0 said a flat 1% (42 rows) at every threshold; beside the true counts
+-- %'s selectivity comes from the index's statistics (the key-prefix
+-- multiplicities, docs/lsh.md): the matches of an average row, falling with
+-- the threshold, where 1.0 said a flat 1% (42 rows) at every threshold. Beside
+-- the true counts for a cluster row (the background rows, 3000 of 4200, have
+-- none, so a cluster row has about three times the average)
 CREATE FUNCTION lf_estimate(query text) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE plan json;
 BEGIN
