@@ -26,14 +26,12 @@ rounds=${2:-3}
 V10=${V10:-14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
-scratch=$(mktemp -d /tmp/minhash-compare.XXXXXX)
-chmod 755 "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    make -s -C "$root" install >/dev/null
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir compare
+scratch=$SCRATCH
+# put the current tree's library back, whatever happens
+scratch_at_exit 'make -s -C "$root" install >/dev/null'
 
 git -C "$root" archive "$V10" | tar -x -C "$scratch" --one-top-level=v10
 make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
@@ -42,10 +40,8 @@ make -s -C "$root" -j2 >/dev/null
 install_lib() {  # directory
     make -s -C "$1" install >/dev/null
     bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    bash "$root/scripts/pgcluster.sh" start "$scratch/pg" "shared_buffers = 1GB" \
+    scratch_cluster pg "shared_buffers = 1GB" \
         "maintenance_work_mem = 1GB" "jit = off" "autovacuum = off" "max_wal_size = 8GB" >/dev/null
-    # shellcheck disable=SC1091
-    . "$scratch/pg/env"
 }
 
 load() {  # database: the same rows, with the installed library's extension version
