@@ -12,6 +12,8 @@
  * logged in bulk at the end (log_newpage_range), as a build has no concurrent
  * readers to protect.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh_build.h"
 
 extern "C" {

@@ -14,6 +14,8 @@
 #ifndef MINHASH_PG_LSH_BUILD_H
 #define MINHASH_PG_LSH_BUILD_H
 
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

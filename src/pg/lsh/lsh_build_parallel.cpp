@@ -25,6 +25,8 @@
  * (lsh_shared_adopt_params); a signature that does not match fails the build
  * as it would fail a serial one.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh_build.h"
 
 extern "C" {
