@@ -27,7 +27,7 @@ ALTER TABLE docs ADD COLUMN sig minhash;
 UPDATE docs SET sig = minhash(body);
 VACUUM ANALYZE docs;
 SQL
-echo "docs: $(psql -X -tAc "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_table_size('docs'))" ) ; $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
+echo "docs: $(psql -X -tAc "SELECT format('%s rows, %s', count(*), pg_size_pretty(pg_table_size('docs'))) FROM docs"); $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 # children's CPU of the postmaster, in clock ticks (fields 16, 17 of /proc/PID/stat)
 cpu() { awk '{ print $16 + $17 }' "/proc/$pm/stat"; }
 tck=$(getconf CLK_TCK)
