@@ -31,9 +31,6 @@ extern "C" {
 #include "utils/tuplesort.h"
 }
 
-/* sort keys are int8 datums: flip the sign bit so signed order is unsigned order */
-#define LSH_SORT_FLIP (UINT64CONST(1) << 63)
-
 void
 lsh_build_state_init(LshBuildState *st, Relation index, const LshMetaPageData *meta,
 					 LshBuildShared *shared)
@@ -121,11 +118,7 @@ lsh_build_flush_data(LshBuildState *st)
 		const uint32 *keys = st->pagekeys + (Size) slot * st->params.bands;
 
 		for (int b = 0; b < st->params.bands; b++)
-		{
-			uint64		k = ((uint64) keys[b] << 32) | rowid;
-
-			tuplesort_putdatum(st->sort, Int64GetDatum((int64) (k ^ LSH_SORT_FLIP)), false);
-		}
+			tuplesort_putdatum(st->sort, lsh_sort_datum(keys[b], rowid), false);
 	}
 	st->nentries += (int64) count * st->params.bands;
 }
@@ -296,8 +289,10 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 
 	while (mh_tuplesort_getdatum(st->sort, true, &d, &isnull))
 	{
-		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
-		uint32		key = (uint32) (k >> 32);
+		uint32		key;
+		uint32		rowid;
+
+		lsh_sort_pair(d, &key, &rowid);
 
 		/* runs of equal keys, for the cost estimate's statistics */
 		if (done > 0 && key != run_key)
@@ -317,7 +312,7 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 			prefix_run[m]++;
 
 		lb.pending[lb.npending].key = key;
-		lb.pending[lb.npending].value = (uint32) k;
+		lb.pending[lb.npending].value = rowid;
 		lb.npending++;
 		/* one entry past the narrow target: the next leaf can be decided */
 		if (lb.npending == lsh_narrow_target + 1)
