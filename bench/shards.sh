@@ -132,7 +132,8 @@ EOT
 cat >"$dir/pairs_shard_1.sql" <<'EOT'
 SET application_name = 'bench_allpairs';
 -- every sort, hash and index build of the coordinator within work_mem
-SELECT set_config('maintenance_work_mem', current_setting('work_mem'), false) \g /dev/null
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('work_mem')), 1024 * 1024) / 1024 || 'kB', false) \g /dev/null
 SET hash_mem_multiplier = 1;
 CREATE UNLOGGED TABLE cand_ids AS
   SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b
@@ -160,7 +161,8 @@ $$;
 EOT
 cat >"$dir/pairs_shard_3.sql" <<'EOT'
 SET application_name = 'bench_allpairs';
-SELECT set_config('maintenance_work_mem', current_setting('work_mem'), false) \g /dev/null
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('work_mem')), 1024 * 1024) / 1024 || 'kB', false) \g /dev/null
 CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
 EOT
 cat >"$dir/pairs_shard_4.sql" <<'EOT'
