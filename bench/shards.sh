@@ -38,18 +38,24 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
 if [ -n "$fixed" ]; then
+    # a directory kept between runs: stop the clusters at exit, keep the files
     dir=$fixed
     mkdir -p "$dir"
+    chmod 755 "$dir"
+    chown postgres: "$dir" 2>/dev/null || true
+    trap 'bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true; echo "kept $dir" >&2' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
 else
-    dir=$(mktemp -d /tmp/minhash-shards.XXXXXX)
+    SCRATCH_KEEP=$keep
+    scratch_dir shards
+    dir=$SCRATCH
+    # scripts/shards.sh starts the clusters (with scripts/pgcluster.sh) and stops them
+    scratch_at_exit 'bash scripts/shards.sh stop "$dir" >/dev/null 2>&1'
 fi
-chmod 755 "$dir"
-cleanup() {
-    bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true
-    if [ "$keep" = 1 ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
 
 coord() { (. "$dir/coord/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
 
