@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/oph.h"
 #include "core/signature.h"
 #include "core/signature_impl.h"
 #include "gen/copy_format.h"
@@ -106,6 +107,29 @@ void BM_SignatureText(benchmark::State &state) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
 }
 BENCHMARK(BM_SignatureText)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// The same documents through the one-permutation family (core oph.h): word
+// hashes combined per shingle, one bin per shingle, densified at the end.
+void BM_OphText(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    const int k = static_cast<int>(state.range(0));
+    minhash::OphFamily family;
+    minhash::init_oph_family(&family, k, minhash::kDefaultSeed);
+    const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};
+    std::vector<uint32_t> sig(k);
+    for (auto _ : state) {
+        for (const auto &d : docs) {
+            minhash::signature_init(sig.data(), k);
+            minhash::oph_sketch_of_text(family, d, spec, sig.data(), nullptr);
+            minhash::oph_densify(family, sig.data(), sig.data());
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total_bytes(docs)));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
+}
+BENCHMARK(BM_OphText)->Arg(128)->Unit(benchmark::kMillisecond);
 
 // Stage 1 alone: normalise, cut into 5-word shingles, XXH3 each.
 void BM_ShingleAndHash(benchmark::State &state) {
