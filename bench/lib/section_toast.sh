@@ -42,7 +42,7 @@ section_toast() {
         not_available "SQL function minhash(text)"
         return
     fi
-    MINHASH_BENCH_DOCS=$DATA/docs.tsv MINHASH_BENCH_ROWS=${CORE_ROWS:-20000} "$bench/build/core_bench" \
+    MINHASH_BENCH_DOCS=$DATA/docs.tsv MINHASH_BENCH_ROWS=${CORE_ROWS:-20000} "$BENCH_BIN/core_bench" \
         --benchmark_filter='BM_SignatureText/128|BM_ShingleAndHash|BM_PermutationMin/128' \
         --benchmark_min_time="$CORE_MIN_TIME" \
         --benchmark_out="$RESULTS/core_bench.csv" --benchmark_out_format=csv \

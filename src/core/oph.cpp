@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/guard_impl.h"
 #include "core/normalize_impl.h"
 #include "core/signature.h"
 
@@ -187,17 +188,19 @@ class OphSink {
 }  // namespace
 
 Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const ShingleSpec &spec,
-                          uint32_t *sketch, InterruptFlag interrupt) {
-    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
-        return Status::TooLarge;
-    const int k = clamp_shingle_size(spec);
-    std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
-    OphSink sink(family, text.get(), k, sketch, interrupt);
-    size_t len = 0;
-    if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
-        return Status::Interrupted;
-    sink.finish();
-    return sink.interrupted() ? Status::Interrupted : Status::Ok;
+                          uint32_t *sketch, InterruptFlag interrupt) noexcept {
+    return detail::guarded([&] {
+        if (detail::too_large_to_shingle(doc.size()))
+            return Status::TooLarge;
+        const int k = clamp_shingle_size(spec);
+        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+        OphSink sink(family, text.get(), k, sketch, interrupt);
+        size_t len = 0;
+        if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
+            return Status::Interrupted;
+        sink.finish();
+        return sink.interrupted() ? Status::Interrupted : Status::Ok;
+    });
 }
 
 }  // namespace minhash

@@ -68,9 +68,9 @@ void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig)
 // Shingles doc (as shingle.h defines shingles) and folds every shingle's
 // element hash (oph_combine of its unit hashes) into the undensified
 // sketch, which must be initialised. Polls interrupt between blocks.
-// Returns Ok, Interrupted (sketch incomplete) or TooLarge (document too
-// large for 32-bit offsets). Throws std::bad_alloc.
+// Returns Ok, Interrupted (sketch incomplete), TooLarge (document too
+// large for 32-bit offsets) or OutOfMemory.
 Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const ShingleSpec &spec,
-                          uint32_t *sketch, InterruptFlag interrupt);
+                          uint32_t *sketch, InterruptFlag interrupt) noexcept;
 
 }  // namespace minhash

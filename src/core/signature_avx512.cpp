@@ -11,6 +11,7 @@
 // p >> 32 <= q >> 32, so (min p) >> 32 = min (p >> 32), exactly.
 #include <algorithm>
 
+#include "core/hash.h"
 #include "core/signature_impl.h"
 
 #if defined(__x86_64__)
@@ -79,7 +80,7 @@ MH_AVX512 void update_block(const PermutationFamily &family, int k, const uint64
                             size_t m, uint32_t *sig) {
     uint64_t x[NB];
     for (size_t j = 0; j < NB; ++j)
-        x[j] = fold_hash(hashes[j < m ? j : 0]);
+        x[j] = fold64(hashes[j < m ? j : 0]);
     const int k16 = k & ~15;
     int i = 0;
     for (; i < k16; i += 16)

@@ -15,6 +15,8 @@
  * expression, shingled with the index's own unit and k: exact => true then
  * needs nothing more from the user.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/pairs.h"
 
 extern "C" {
@@ -320,7 +322,7 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 static void
 check_lsh_index(Relation index)
 {
-	if (index->rd_indam->ambuild != lshbuild)
+	if (!lsh_is_lsh_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
