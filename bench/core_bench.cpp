@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/oph.h"
 #include "core/signature.h"
+#include "core/signature_impl.h"
 #include "gen/copy_format.h"
 
 namespace {
@@ -106,6 +108,29 @@ void BM_SignatureText(benchmark::State &state) {
 }
 BENCHMARK(BM_SignatureText)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
 
+// The same documents through the one-permutation family (core oph.h): word
+// hashes combined per shingle, one bin per shingle, densified at the end.
+void BM_OphText(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    const int k = static_cast<int>(state.range(0));
+    minhash::OphFamily family;
+    minhash::init_oph_family(&family, k, minhash::kDefaultSeed);
+    const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};
+    std::vector<uint32_t> sig(k);
+    for (auto _ : state) {
+        for (const auto &d : docs) {
+            minhash::signature_init(sig.data(), k);
+            minhash::oph_sketch_of_text(family, d, spec, sig.data(), nullptr);
+            minhash::oph_densify(family, sig.data(), sig.data());
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total_bytes(docs)));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
+}
+BENCHMARK(BM_OphText)->Arg(128)->Unit(benchmark::kMillisecond);
+
 // Stage 1 alone: normalise, cut into 5-word shingles, XXH3 each.
 void BM_ShingleAndHash(benchmark::State &state) {
     const auto &docs = documents();
@@ -152,6 +177,47 @@ void BM_PermutationMin(benchmark::State &state) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * shingles));
 }
 BENCHMARK(BM_PermutationMin)->Arg(128)->Unit(benchmark::kMillisecond);
+
+// The minima kernels side by side on the same shingle hashes (stage 2 as
+// above): 0 portable, 1 AVX2, 2 AVX-512; a kernel the CPU lacks is skipped.
+void BM_MinimaKernel(benchmark::State &state) {
+    const auto &docs = documents();
+    if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
+    using Kernel = void (*)(const minhash::PermutationFamily &, const uint64_t *, size_t, uint32_t *) noexcept;
+    const int which = static_cast<int>(state.range(0));
+    Kernel kernel = minhash::detail::signature_update_portable;
+    if (which == 1) {
+        if (!minhash::detail::cpu_has_avx2()) return state.SkipWithError("no AVX2");
+        kernel = minhash::detail::signature_update_avx2;
+    } else if (which == 2) {
+        if (!minhash::detail::cpu_has_avx512()) return state.SkipWithError("no AVX-512");
+        kernel = minhash::detail::signature_update_avx512;
+    }
+    state.SetLabel(which == 0 ? "portable" : which == 1 ? "avx2" : "avx512");
+    const int k = 128;
+    const auto family = family_for(k);
+    std::vector<std::vector<uint64_t>> hashes;
+    size_t shingles = 0, bytes = 0;
+    for (const auto &d : docs) {
+        std::vector<uint64_t> h;
+        minhash::for_each_shingle(minhash::normalize(d, minhash::ShingleUnit::Word), 5,
+                                  [&](std::string_view s) { h.push_back(minhash::hash_bytes(s)); });
+        shingles += h.size();
+        bytes += d.size();
+        hashes.push_back(std::move(h));
+    }
+    std::vector<uint32_t> sig(k);
+    for (auto _ : state) {
+        for (const auto &h : hashes) {
+            minhash::signature_init(sig.data(), k);
+            kernel(*family, h.data(), h.size(), sig.data());
+            benchmark::DoNotOptimize(sig.data());
+        }
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * shingles));
+}
+BENCHMARK(BM_MinimaKernel)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 // What minhash(anyarray) does per row: hash each element's text form, fold.
 void BM_SignatureBasket(benchmark::State &state) {

@@ -19,6 +19,10 @@
 //   murmur3         MurmurHash3_x86_32(shingle, seed_i): k hashes per shingle
 //   jenkins         Jenkins' one-at-a-time(shingle, seed_i): k hashes per shingle
 //   crc32           zlib crc32 started from seed_i: k hashes per shingle
+//   oph             one-permutation hashing with optimal densification
+//                   (core oph.h): each word hashed once, a shingle's hash
+//                   the rolling combination of its words' hashes, one bin
+//                   per shingle, then densification: O(1) per shingle
 // Output (TSV): family, ns per signature (CPU), mean |estimate - J|, pairs.
 #include <time.h>
 #include <zlib.h>
@@ -37,6 +41,7 @@
 
 #include "core/hash.h"
 #include "core/jaccard.h"
+#include "core/oph.h"
 #include "core/shingle.h"
 #include "core/signature.h"
 #include "gen/copy_format.h"
@@ -195,6 +200,25 @@ std::vector<Family> families(int k) {
                                sig[i] = std::min(sig[i], static_cast<uint32_t>(crc32(
                                                              (*seeds)[i], reinterpret_cast<const Bytef *>(x.data()),
                                                              static_cast<uInt>(x.size()))));
+                   }});
+    auto ophf = std::make_shared<minhash::OphFamily>();
+    minhash::init_oph_family(ophf.get(), k, minhash::kDefaultSeed);
+    out.push_back({"oph", [ophf](const Set &s, Sig &sig) {
+                       // A normalized shingle is its words joined by single spaces.
+                       std::vector<uint64_t> h, units;
+                       h.reserve(s.size());
+                       for (const auto &x : s) {
+                           units.clear();
+                           size_t start = 0;
+                           for (size_t i = 0; i <= x.size(); ++i)
+                               if (i == x.size() || x[i] == ' ') {
+                                   units.push_back(minhash::oph_unit_hash(x.data() + start, i - start));
+                                   start = i + 1;
+                               }
+                           h.push_back(minhash::oph_combine(units.data(), units.size()));
+                       }
+                       minhash::oph_update(*ophf, h.data(), h.size(), sig.data());
+                       minhash::oph_densify(*ophf, sig.data(), sig.data());
                    }});
     return out;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The minhash benchmark (`make bench`).
 #
-#   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
-#                     [--sections "index forest"]
+#   bash bench/run.sh [--scale 10k|100k|1m|10k-long|100k-long|1m-long] [--smoke] [--no-plots]
+#                     [--profile] [--keep] [--sections "index forest"]
 #
 # Builds the extension and bench/'s programs (CMake, build/core), generates (or reuses) the
 # deterministic corpus for the scale, starts a scratch cluster, loads the data
@@ -12,6 +12,10 @@
 # instead, all-pairs, and targets vs measurements. Then regenerates the seed
 # papers' experiments as plots in bench/plots/.
 #
+# A -long scale (issue 13) generates documents of 2-4 KB instead
+# (minhash-gen docs --long: mail- and web-like text, TOASTed in PostgreSQL)
+# and runs only the signature section on them (bench/lib/section_toast.sh):
+# pglz, lz4 and uncompressed out-of-line storage side by side.
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
 # --profile: also perf-profile the signature scan and the index queries.
 # --keep: leave the scratch cluster's directory behind (for inspection).
@@ -28,16 +32,18 @@ bench=$root/bench
 scale=10k smoke=0 plots=1 keep=0 profile=0 sections=all
 while [ $# -gt 0 ]; do
     case "$1" in
-    --scale) scale=${2:?--scale needs 10k, 100k or 1m}; shift 2 ;;
+    --scale) scale=${2:?--scale needs 10k, 100k, 1m or one of them with -long}; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --no-plots) plots=0; shift ;;
     --keep) keep=1; shift ;;
     --profile) profile=1; shift ;;
     --sections) sections=" ${2//,/ } "; shift 2 ;;
-    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep] [--sections LIST]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m|10k-long|100k-long|1m-long] [--smoke] [--no-plots] [--profile] [--keep] [--sections LIST]" >&2; exit 2 ;;
     esac
 done
 [ "$smoke" = 1 ] && scale=10k
+long=0
+case "$scale" in *-long) long=1; scale=${scale%-long} ;; esac
 
 # Per-scale knobs: latency queries, queries scored for recall (index methods,
 # the sequential scans, pg_trgm), seconds per pgbench run, shared_buffers.
@@ -54,12 +60,16 @@ if [ "$smoke" = 1 ]; then
 fi
 EXTRA=$((ROWS / 20))   # rows inserted after the index build (then deleted again)
 label=$scale; [ "$smoke" = 1 ] && label=smoke
+if [ "$long" = 1 ]; then
+    label=$scale-long; EXTRA=0; plots=0
+    SHARED=$([ "$ROWS" -ge 1000000 ] && echo 6GB || echo 1GB)
+fi
 export ROWS NQ NREC NREC_SLOW NREC_TRGM PGB_SECS EXTRA CORE_MIN_TIME PLOT_BUDGET_S smoke scale label
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
 RESULTS=$bench/results/$label
-DATA=$bench/data/$ROWS
+DATA=$bench/data/$ROWS; [ "$long" = 1 ] && DATA=$bench/data/long-$ROWS
 export RESULTS DATA root bench
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS" "$DATA"
@@ -100,10 +110,13 @@ export have_ext
 section "data ($ROWS rows + $EXTRA for inserts)"
 gen=$BENCH_BIN/minhash-gen
 stale=0
-for f in docs truth baskets baskets_truth perms; do
+files="docs truth baskets baskets_truth perms"; [ "$long" = 1 ] && files=docs
+for f in $files; do
     if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
 done
-if [ "$stale" = 1 ]; then
+if [ "$stale" = 1 ] && [ "$long" = 1 ]; then
+    "$gen" docs --long --rows "$ROWS" --out "$DATA/docs.tsv"
+elif [ "$stale" = 1 ]; then
     "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"
     "$gen" baskets --rows "$ROWS" --out "$DATA/baskets.tsv" --truth "$DATA/baskets_truth.tsv"
     "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
@@ -126,6 +139,14 @@ scratch_cluster pg \
 if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_extension.err"; then
     cat "$RESULTS/create_extension.err" >&2
     have_ext=0
+fi
+
+if [ "$long" = 1 ]; then
+    load_toast
+    section_toast
+    echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
+    echo "total benchmark time: $(( $(date +%s) - started )) s (tables in ${RESULTS#$root/}/report.md)"
+    exit 0
 fi
 
 # wanted NAME: whether --sections (default: every section) includes NAME.

@@ -7,7 +7,6 @@ namespace gen {
 
 namespace {
 
-using Words = std::vector<int>;              // Zipf ranks
 using Document = std::vector<Words>;         // paragraphs
 
 // Edit rate for a target 5-shingle Jaccard (see corpus.h).
@@ -15,6 +14,8 @@ double edit_rate_for(double target_j) {
     const double s = 2 * target_j / (1 + target_j);
     return 1 - std::pow(s, 1.0 / 5);
 }
+
+}  // namespace
 
 // 5% exact copies, the rest with a target Jaccard uniform in [0.05, 1).
 double draw_target(Rng &rng) { return rng.chance(0.05) ? 1.0 : 0.05 + 0.95 * rng.uniform(); }
@@ -28,6 +29,8 @@ int draw_cluster_size(Rng &rng, const CorpusOptions &opt) {
     return size;
 }
 
+namespace {
+
 Document base_document(Rng &rng, const Vocabulary &vocab) {
     Document doc(rng.range(2, 5));
     for (Words &para : doc) {
@@ -37,8 +40,11 @@ Document base_document(Rng &rng, const Vocabulary &vocab) {
     return doc;
 }
 
+}  // namespace
+
 // Applies round(e * words) random edits, then maybe shuffles paragraphs.
-Document edit_document(const Document &src, double target_j, Rng &rng, const Vocabulary &vocab) {
+std::vector<Words> edit_paragraphs(const std::vector<Words> &src, double target_j, Rng &rng,
+                                   const Vocabulary &vocab, bool shuffle) {
     Document doc = src;
     if (target_j >= 1.0) return doc;
     size_t total = 0;
@@ -63,9 +69,11 @@ Document edit_document(const Document &src, double target_j, Rng &rng, const Voc
             std::swap(para[pos], para[pos + 1]);
         }
     }
-    if (doc.size() > 1 && rng.chance(0.3)) rng.shuffle(doc.begin(), doc.end());
+    if (shuffle && doc.size() > 1 && rng.chance(0.3)) rng.shuffle(doc.begin(), doc.end());
     return doc;
 }
+
+namespace {
 
 // Sentences of 5-20 words, first letter capitalised, ending in . ! or ?,
 // with the odd comma; paragraphs separated by a blank line.
@@ -119,7 +127,7 @@ Corpus make_documents(const CorpusOptions &opt) {
         std::vector<Document> members{base_document(rng, vocab)};
         for (int v = 1; v < size; ++v) {
             const Document &src = rng.chance(0.7) ? members[0] : members[rng.range(0, v - 1)];
-            members.push_back(edit_document(src, draw_target(rng), rng, vocab));
+            members.push_back(edit_paragraphs(src, draw_target(rng), rng, vocab, true));
         }
         for (const Document &d : members) {
             if (static_cast<int64_t>(c.rows.size()) == opt.rows) break;

@@ -19,6 +19,8 @@
 
 namespace gen {
 
+using Words = std::vector<int>;  // Zipf ranks
+
 struct Corpus {
     std::vector<std::string> rows;    // text bodies, or basket literals {1,2,3}
     std::vector<int32_t> cluster;     // cluster id per row (1-based), rows 1-based by index+1
@@ -37,6 +39,22 @@ struct CorpusOptions {
 // neighbouring words (seed 000's permutations, locally), and paragraph
 // shuffles.
 Corpus make_documents(const CorpusOptions &opt);
+
+// Long documents (long_docs.cpp): mail- and web-page-like text of 2-4 KB
+// (headers, wrapped and quoted paragraphs, lists, links, signatures), the
+// size PostgreSQL compresses and often stores out of line (TOAST). The same
+// clusters and edits as make_documents.
+Corpus make_long_documents(const CorpusOptions &opt);
+
+// Shared by both document generators.
+// 5% exact copies, the rest with a target Jaccard uniform in [0.05, 1).
+double draw_target(Rng &rng);
+// 1 (singleton) with probability singleton_share, else 2 + a geometric number.
+int draw_cluster_size(Rng &rng, const CorpusOptions &opt);
+// round(e * words) random edits for the target Jaccard (the header's rate),
+// then, if shuffle, a paragraph shuffle with probability 0.3.
+std::vector<Words> edit_paragraphs(const std::vector<Words> &src, double target_j, Rng &rng,
+                                   const Vocabulary &vocab, bool shuffle);
 
 // Baskets: 5-60 distinct item ids drawn Zipf-wise from 100,000 products,
 // variants by item substitution, insertion and deletion.

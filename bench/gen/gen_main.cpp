@@ -1,12 +1,15 @@
 // minhash-gen: writes the benchmark's corpora as COPY files.
 //
 //   minhash-gen docs    --rows N [--seed S] --out docs.tsv --truth truth.tsv [--join 0.3]
+//   minhash-gen docs    --long --rows N [--seed S] --out docs.tsv [--truth truth.tsv]
 //   minhash-gen baskets --rows N [--seed S] --out baskets.tsv --truth truth.tsv
 //   minhash-gen perms   --words 50 --count 20 [--seed S] --out perms.tsv
 //
 // docs.tsv / baskets.tsv: id, cluster, body (text, or an int[] literal).
 // truth.tsv: a, b, exact jaccard, planted (t/f) with a < b: every pair inside a
 // cluster and, for documents, every other pair with Jaccard >= --join.
+// --long: mail- and web-page-like documents of 2-4 KB (TOASTed in
+// PostgreSQL) instead of short paragraphs; the truth file is optional.
 // perms.tsv: id, body. Output depends only on the arguments.
 #include <chrono>
 #include <cstdio>
@@ -25,11 +28,13 @@ struct Args {
     long long rows = 10000, seed = 42;
     int words = 50, count = 20;
     double join = 0.3;
+    bool long_docs = false;
 };
 
 [[noreturn]] void usage() {
     std::fprintf(stderr,
                  "usage: minhash-gen docs|baskets --rows N [--seed S] --out FILE --truth FILE [--join T]\n"
+                 "       minhash-gen docs --long --rows N [--seed S] --out FILE [--truth FILE]\n"
                  "       minhash-gen perms --words W --count C [--seed S] --out FILE\n");
     std::exit(2);
 }
@@ -50,10 +55,12 @@ Args parse(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--join")) a.join = std::atof(value());
         else if (!std::strcmp(argv[i], "--words")) a.words = std::atoi(value());
         else if (!std::strcmp(argv[i], "--count")) a.count = std::atoi(value());
+        else if (!std::strcmp(argv[i], "--long")) a.long_docs = true;
         else usage();
     }
     if (a.out.empty() || a.rows < 1) usage();
-    if ((a.mode == "docs" || a.mode == "baskets") && a.truth.empty()) usage();
+    if ((a.mode == "docs" || a.mode == "baskets") && a.truth.empty() && !a.long_docs) usage();
+    if (a.long_docs && a.mode != "docs") usage();
     return a;
 }
 
@@ -99,8 +106,15 @@ int main(int argc, char **argv) {
     opt.rows = a.rows;
     opt.seed = static_cast<uint64_t>(a.seed);
     if (a.mode == "docs") {
-        const gen::Corpus c = gen::make_documents(opt);
+        const gen::Corpus c = a.long_docs ? gen::make_long_documents(opt) : gen::make_documents(opt);
         write_rows(a.out, c);
+        if (a.truth.empty()) {
+            size_t bytes = 0;
+            for (const auto &r : c.rows) bytes += r.size();
+            std::fprintf(stderr, "docs: %zu rows, %d clusters, %.1f MB, %.1f s\n", c.rows.size(),
+                         c.cluster.back(), static_cast<double>(bytes) / 1e6, seconds_since(t0));
+            return 0;
+        }
         const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};  // minhash(text)'s default
         auto pairs = gen::planted_document_pairs(c, spec);
         const auto planted = pairs.size();

@@ -8,7 +8,7 @@ stats dir.'/hash_families.tsv' skip 1 using 3 nooutput
 emax = STATS_max
 set terminal pngcairo size 1200,600 font "sans,11" linewidth 1.5
 set output dir.'/hash_families.png'
-set multiplot layout 1,2 title "Hash families: time per signature and error of the estimate (seed 000 fig. 3, seed 004, seed 002)\n".info."word 5-shingles, 128 functions; native = XXH3 + multiply-add-shift, datasketch = SHA-1 + mod 2^{61}-1,\nmodular/multiplicative = XXH3 key + (ax+b) mod 2^{61}-1 / multiply-shift, murmur3/jenkins/crc32 = one seeded hash per function"
+set multiplot layout 1,2 title "Hash families: time per signature and error of the estimate (seed 000 fig. 3, seed 004, seed 002)\n".info."word 5-shingles, 128 functions; native = XXH3 + multiply-add-shift, datasketch = SHA-1 + mod 2^{61}-1,\nmodular/multiplicative = XXH3 key + (ax+b) mod 2^{61}-1 / multiply-shift, murmur3/jenkins/crc32 = one seeded hash per function, oph = one-permutation hashing + optimal densification"
 set style fill solid 0.8 border -1
 set boxwidth 0.7
 set xtics rotate by -35 left noenhanced

@@ -29,5 +29,10 @@ bool cpu_has_avx2() noexcept;
 void signature_update_avx2(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                            uint32_t *sig) noexcept;
 
+// AVX-512 (F + DQ) kernel; call only when cpu_has_avx512().
+bool cpu_has_avx512() noexcept;
+void signature_update_avx512(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                             uint32_t *sig) noexcept;
+
 }  // namespace detail
 }  // namespace minhash

@@ -70,9 +70,16 @@ TEST(Seam, AllocationFailureIsOutOfMemory) {
     DistinctShingles *heap_set = &set;  // not null: the call must reset it
     std::vector<uint64_t> got;
     got.reserve(1024);
+    // signature_of_text keeps the normalized text of a document of up to
+    // about 5 KB on the stack: only a longer one allocates.
+    std::string big;
+    while (big.size() < 8192)
+        big += kDoc;
+    big += ' ';
     {
         FailAllocations fail;
-        EXPECT_EQ(signature_of_text(fam, kDoc, {}, sig, nullptr), Status::OutOfMemory);
+        EXPECT_EQ(signature_of_text(fam, big, {}, sig, nullptr), Status::OutOfMemory);
+        EXPECT_EQ(signature_of_text(fam, kDoc, {}, sig, nullptr), Status::Ok);
         EXPECT_EQ(distinct_shingles(kDoc, {}, nullptr, SIZE_MAX, &set), Status::OutOfMemory);
         EXPECT_EQ(new_distinct_shingles(kDoc, {}, nullptr, SIZE_MAX, &heap_set),
                   Status::OutOfMemory);

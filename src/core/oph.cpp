@@ -1,0 +1,206 @@
+// One-permutation hashing with optimal densification (oph.h).
+#include "core/oph.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/guard_impl.h"
+#include "core/normalize_impl.h"
+#include "core/signature.h"
+
+// Unit hashes are XXH3-64 of a few bytes each, in the hot loop: inline, as
+// signature.cpp does for shingles.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace minhash {
+
+namespace {
+
+// The polynomial's base: odd, and P − 1 has a single factor 2 (P ≡ 3 mod 4),
+// so two windows that differ by swapping two units collide only if those
+// units' hashes agree in 63 bits.
+constexpr uint64_t kBase = 0x9E3779B97F4A7C17ULL;
+
+// A bijective 64-bit finaliser (splitmix64's), so bins and values come from
+// well-mixed bits even where the element hash is a polynomial.
+inline uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+// Bin of a mixed hash: the top 32 bits scaled to [0, k) (Lemire's
+// multiply-shift range reduction, no division); the value is the low 32 bits.
+inline uint32_t bin_of(uint64_t mixed, int k) {
+    return static_cast<uint32_t>(((mixed >> 32) * static_cast<uint64_t>(k)) >> 32);
+}
+
+int clamp_bins(int k) { return std::clamp(k, kMinNumPerm, kMaxNumPerm); }
+
+uint64_t power(uint64_t base, int e) {
+    uint64_t r = 1;
+    while (e-- > 0)
+        r *= base;
+    return r;
+}
+
+}  // namespace
+
+void init_oph_family(OphFamily *family, int num_bins, uint64_t seed) noexcept {
+    family->num_bins = clamp_bins(num_bins);
+    family->seed = seed;
+    family->key = mix64(seed + 0x4F50482D4F5048ULL);  // "OPH-OPH": not native's a_0
+}
+
+uint64_t oph_unit_hash(const void *data, size_t len) noexcept { return XXH3_64bits(data, len); }
+
+uint64_t oph_combine(const uint64_t *unit_hashes, size_t m) noexcept {
+    uint64_t h = 0;
+    for (size_t j = 0; j < m; ++j)
+        h = h * kBase + unit_hashes[j];
+    return h;
+}
+
+void oph_update(const OphFamily &family, const uint64_t *hashes, size_t n,
+                uint32_t *sketch) noexcept {
+    const int k = clamp_bins(family.num_bins);
+    for (size_t j = 0; j < n; ++j) {
+        const uint64_t z = mix64(hashes[j] ^ family.key);
+        uint32_t &slot = sketch[bin_of(z, k)];
+        slot = std::min(slot, static_cast<uint32_t>(z));
+    }
+}
+
+void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept {
+    const int k = clamp_bins(family.num_bins);
+    // Which bins are empty, decided before any is filled (sig may alias sketch).
+    bool empty[kMaxNumPerm];
+    int filled = 0;
+    for (int i = 0; i < k; ++i) {
+        empty[i] = sketch[i] == kEmptyValue;
+        filled += !empty[i];
+    }
+    if (filled == 0 || filled == k) {
+        if (sig != sketch)
+            std::copy(sketch, sketch + k, sig);
+        return;
+    }
+    uint32_t donor_value[kMaxNumPerm];
+    std::copy(sketch, sketch + k, donor_value);
+    for (int i = 0; i < k; ++i) {
+        if (!empty[i]) {
+            sig[i] = donor_value[i];
+            continue;
+        }
+        // Bin i's own probe sequence: h(seed, i, attempt), uniform over the
+        // bins. The expected number of probes is k / filled; after 64·k
+        // (probability < e^-64 with one filled bin) the next filled bin in
+        // order stands in, so the loop is bounded whatever the hash does.
+        int donor = -1;
+        for (uint32_t attempt = 1; attempt <= 64u * static_cast<uint32_t>(k); ++attempt) {
+            const uint64_t z = mix64(family.key ^ (uint64_t(uint32_t(i)) << 32 | attempt));
+            const uint32_t j = bin_of(z, k);
+            if (!empty[j]) {
+                donor = static_cast<int>(j);
+                break;
+            }
+        }
+        for (int j = (i + 1) % k; donor < 0; j = (j + 1) % k)
+            if (!empty[j])
+                donor = j;
+        sig[i] = donor_value[donor];
+    }
+}
+
+namespace {
+
+// Receives units from the normalizer, hashes each once, keeps the last k
+// unit hashes in a ring and the window's polynomial rolled in O(1): adding a
+// unit multiplies by P and adds its hash; the unit leaving the window takes
+// its hash times P^(k-1) with it.
+class OphSink {
+  public:
+    OphSink(const OphFamily &family, const char *text, int k, uint32_t *sketch,
+            InterruptFlag interrupt)
+        : family_(family), text_(text), k_(k), top_(power(kBase, k - 1)), sketch_(sketch),
+          interrupt_(interrupt) {}
+
+    bool unit(uint32_t start, uint32_t end) {
+        const uint64_t u = XXH3_64bits(text_ + start, end - start);
+        if (count_ >= static_cast<uint64_t>(k_))
+            window_ -= ring_[pos_] * top_;
+        window_ = window_ * kBase + u;
+        ring_[pos_] = u;
+        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
+        ++count_;
+        if (count_ >= static_cast<uint64_t>(k_))
+            push(window_);
+        return !interrupted_;
+    }
+
+    bool tick() {
+        if (interrupt_ && *interrupt_)
+            interrupted_ = true;
+        return !interrupted_;
+    }
+
+    // A text with fewer than k units is one shingle: all of it, which is
+    // the polynomial rolled so far (no unit has left the window).
+    void finish() {
+        if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
+            push(window_);
+        flush();
+    }
+
+    bool interrupted() const { return interrupted_; }
+
+  private:
+    static constexpr size_t kBlock = 64;
+
+    void push(uint64_t h) {
+        block_[nblock_++] = h;
+        if (nblock_ == kBlock) {
+            flush();
+            tick();
+        }
+    }
+    void flush() {
+        oph_update(family_, block_, nblock_, sketch_);
+        nblock_ = 0;
+    }
+
+    const OphFamily &family_;
+    const char *text_;
+    const int k_;
+    const uint64_t top_;  // P^(k-1)
+    uint32_t *sketch_;
+    InterruptFlag interrupt_;
+    bool interrupted_ = false;
+    int pos_ = 0;
+    uint64_t count_ = 0;
+    uint64_t window_ = 0;
+    size_t nblock_ = 0;
+    uint64_t ring_[kMaxShingleSize];
+    uint64_t block_[kBlock];
+};
+
+}  // namespace
+
+Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const ShingleSpec &spec,
+                          uint32_t *sketch, InterruptFlag interrupt) noexcept {
+    return detail::guarded([&] {
+        if (detail::too_large_to_shingle(doc.size()))
+            return Status::TooLarge;
+        const int k = clamp_shingle_size(spec);
+        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+        OphSink sink(family, text.get(), k, sketch, interrupt);
+        size_t len = 0;
+        if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
+            return Status::Interrupted;
+        sink.finish();
+        return sink.interrupted() ? Status::Interrupted : Status::Ok;
+    });
+}
+
+}  // namespace minhash

@@ -1,0 +1,147 @@
+// One-permutation hashing with optimal densification (src/core/oph.h).
+#include "core/oph.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/jaccard.h"
+#include "core/signature.h"
+
+namespace minhash {
+namespace {
+
+OphFamily oph(int k, uint64_t seed = kDefaultSeed) {
+    OphFamily f;
+    init_oph_family(&f, k, seed);
+    return f;
+}
+
+std::vector<uint32_t> sketch_of_text(const OphFamily &f, const std::string &doc, ShingleSpec spec) {
+    std::vector<uint32_t> s(f.num_bins);
+    signature_init(s.data(), f.num_bins);
+    EXPECT_EQ(oph_sketch_of_text(f, doc, spec, s.data(), nullptr), Status::Ok);
+    return s;
+}
+
+// The streaming path rolls the polynomial; the definition combines each
+// shingle's unit hashes afresh (normalize + for_each_shingle).
+std::vector<uint32_t> sketch_by_definition(const OphFamily &f, const std::string &doc, ShingleSpec spec) {
+    const NormalizedText norm = normalize(doc, spec.unit);
+    const int k = clamp_shingle_size(spec);
+    const size_t n = norm.starts.size();
+    std::vector<uint64_t> units(n), elems;
+    for (size_t i = 0; i < n; ++i)
+        units[i] = oph_unit_hash(norm.text.data() + norm.starts[i], norm.ends[i] - norm.starts[i]);
+    if (n > 0 && n < static_cast<size_t>(k))
+        elems.push_back(oph_combine(units.data(), n));
+    for (size_t i = 0; n >= static_cast<size_t>(k) && i + k <= n; ++i)
+        elems.push_back(oph_combine(units.data() + i, k));
+    std::vector<uint32_t> s(f.num_bins);
+    signature_init(s.data(), f.num_bins);
+    oph_update(f, elems.data(), elems.size(), s.data());
+    return s;
+}
+
+TEST(Oph, StreamingEqualsDefinition) {
+    const std::string doc =
+        "It was the best of times, it was the worst of times, it was the age of wisdom, it was "
+        "the age of foolishness. Ça va? Über-Größe, ΣΟΦΙΑΣ σοφιας. 1859 1859 1859.";
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char, ShingleUnit::CharNoSpace})
+        for (int k : {1, 2, 3, 5, 9, 40, 256})
+            for (int bins : {1, 7, 64, 128}) {
+                const auto f = oph(bins, 3);
+                const ShingleSpec spec{u, k};
+                EXPECT_EQ(sketch_of_text(f, doc, spec), sketch_by_definition(f, doc, spec))
+                    << "unit " << int(u) << " k " << k << " bins " << bins;
+            }
+}
+
+TEST(Oph, UnionIsElementwiseMinimumOfSketches) {
+    const auto f = oph(128);
+    std::mt19937_64 rng(7);
+    std::vector<uint64_t> a(300), b(500);
+    for (auto &x : a) x = rng();
+    for (auto &x : b) x = rng();
+    std::vector<uint32_t> sa(128, kEmptyValue), sb(128, kEmptyValue), su(128, kEmptyValue);
+    oph_update(f, a.data(), a.size(), sa.data());
+    oph_update(f, b.data(), b.size(), sb.data());
+    oph_update(f, a.data(), a.size(), su.data());
+    oph_update(f, b.data(), b.size(), su.data());
+    signature_merge(sa.data(), sb.data(), 128);
+    EXPECT_EQ(sa, su);
+}
+
+TEST(Oph, DensifyFillsEmptyBinsFromFilledOnes) {
+    const auto f = oph(128);
+    std::vector<uint64_t> h = {11, 22, 33, 44, 55};  // at most 5 filled bins
+    std::vector<uint32_t> sketch(128, kEmptyValue), sig(128);
+    oph_update(f, h.data(), h.size(), sketch.data());
+    oph_densify(f, sketch.data(), sig.data());
+    std::vector<uint32_t> filled;
+    for (int i = 0; i < 128; ++i)
+        if (sketch[i] != kEmptyValue) {
+            filled.push_back(sketch[i]);
+            EXPECT_EQ(sig[i], sketch[i]);  // filled bins keep their minimum
+        }
+    ASSERT_FALSE(filled.empty());
+    for (int i = 0; i < 128; ++i)
+        EXPECT_NE(std::find(filled.begin(), filled.end(), sig[i]), filled.end()) << i;
+    // In place gives the same.
+    oph_densify(f, sketch.data(), sketch.data());
+    EXPECT_EQ(sketch, sig);
+    // The empty set stays empty; a full sketch is unchanged.
+    std::vector<uint32_t> empty(128, kEmptyValue), out(128);
+    oph_densify(f, empty.data(), out.data());
+    EXPECT_EQ(out, empty);
+}
+
+// Two sets borrow from the same bin whenever it is filled in both: equal
+// sketches give equal signatures, and a set's signature depends on its
+// sketch only (not on the order elements came in).
+TEST(Oph, DensifiedSignatureIsAFunctionOfTheSet) {
+    const auto f = oph(64, 9);
+    std::vector<uint64_t> h = {5, 6, 7, 8, 9, 10, 11};
+    std::vector<uint32_t> s1(64, kEmptyValue), s2(64, kEmptyValue);
+    oph_update(f, h.data(), h.size(), s1.data());
+    std::reverse(h.begin(), h.end());
+    oph_update(f, h.data(), h.size(), s2.data());
+    oph_densify(f, s1.data(), s1.data());
+    oph_densify(f, s2.data(), s2.data());
+    EXPECT_EQ(s1, s2);
+}
+
+// The estimate is unbiased: two sets of 30 elements with Jaccard 1/2 (a
+// union of 40, fewer than the 128 bins, so densification matters), many seeds.
+TEST(Oph, EstimateIsUnbiasedWithDensification) {
+    std::mt19937_64 rng(11);
+    const int k = 128, trials = 400;
+    double sum = 0, sum_err = 0;
+    for (int t = 0; t < trials; ++t) {
+        const auto f = oph(k, rng());
+        std::vector<uint64_t> common(20), only_a(10), only_b(10);
+        for (auto &x : common) x = rng();
+        for (auto &x : only_a) x = rng();
+        for (auto &x : only_b) x = rng();
+        std::vector<uint32_t> a(k, kEmptyValue), b(k, kEmptyValue);
+        oph_update(f, common.data(), common.size(), a.data());
+        oph_update(f, only_a.data(), only_a.size(), a.data());
+        oph_update(f, common.data(), common.size(), b.data());
+        oph_update(f, only_b.data(), only_b.size(), b.data());
+        oph_densify(f, a.data(), a.data());
+        oph_densify(f, b.data(), b.data());
+        const double est = jaccard_estimate(a.data(), b.data(), k);
+        sum += est;
+        sum_err += std::fabs(est - 20.0 / 40.0);
+    }
+    const double exact = 20.0 / 40.0;  // |common| / |A ∪ B| = 20 / 40
+    EXPECT_NEAR(sum / trials, exact, 0.01);
+    EXPECT_LT(sum_err / trials, 0.06);  // classic MinHash at k = 128: sqrt(2/pi)·sqrt(J(1-J)/k) ≈ 0.035
+}
+
+}  // namespace
+}  // namespace minhash
