@@ -36,6 +36,7 @@
  *    every visible row the index covers has a LIVE slot.
  */
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
 #include "access/relation.h"
@@ -72,6 +73,7 @@ PG_FUNCTION_INFO_V1(minhash_lsh_stats);
 #define PT_INTERNAL	4
 #define PT_LEAF		5
 #define PT_OTHER	6
+#define PT_PENDING	7
 
 typedef struct LshChecker
 {
@@ -87,6 +89,7 @@ typedef struct LshChecker
 	uint64		nrowids;		/* nblocks * slots per page */
 	uint8	   *slotstate;		/* per row id */
 	uint16	   *missing;		/* per row id: band entries not found */
+	uint64		npending_pages;	/* pending list pages found by the physical pass */
 	uint32	   *keys;			/* scratch: one row's band keys */
 	/* the leaves' entries as (row id, key) sort keys */
 	Tuplesortstate *actual;
@@ -190,8 +193,8 @@ check_meta(LshChecker *c)
 
 	if (m->magic != LSH_MAGIC)
 		problem(c, "metapage: bad magic number %08x", m->magic), ok = false;
-	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
-		problem(c, "metapage: version %u, expected %d or %d", m->version, LSH_VERSION_EXACT,
+	if (!LSH_VERSION_KNOWN(m->version))
+		problem(c, "metapage: version %u, expected %d to %d", m->version, LSH_VERSION_EXACT,
 				LSH_VERSION), ok = false;
 	if (!ok)
 		return false;
@@ -256,6 +259,15 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 			const char *pproblem = lsh_page_problem(page, LSH_PAGE_TREE, -1, NULL);
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
+			if (pproblem != NULL)
+				problem(c, "block %u: %s", blkno, pproblem);
+		}
+		else if (LshPageType(page) == LSH_PAGE_PENDING)
+		{
+			const char *pproblem = lsh_page_problem(page, LSH_PAGE_PENDING, -1, NULL);
+
+			c->ptype[blkno] = PT_PENDING;
+			c->npending_pages++;
 			if (pproblem != NULL)
 				problem(c, "block %u: %s", blkno, pproblem);
 		}
@@ -646,6 +658,31 @@ report_problem(void *arg, const char *msg)
 	problem((LshChecker *) arg, "%s", msg);
 }
 
+/*
+ * A pending row (fastupdate) has no band entries yet, or some of them if a
+ * merge was interrupted: not a problem; but it must name an allocated slot.
+ */
+static void
+pending_row(void *arg, uint32 rowid)
+{
+	LshChecker *c = (LshChecker *) arg;
+
+	if (c->slotstate[rowid] == LSH_SLOT_FREE)
+		problem(c, "pending row id %u names a free slot", rowid);
+	c->missing[rowid] = 0;
+}
+
+static void
+check_pending(LshChecker *c)
+{
+	uint64		seen;
+
+	lsh_pending_check(c->index, &c->meta, c->nrowids, report_problem, pending_row, c, &seen);
+	if (seen != c->npending_pages)
+		problem(c, "%llu pending list pages, %llu of them on the pending list or its free list",
+				(unsigned long long) c->npending_pages, (unsigned long long) seen);
+}
+
 extern "C" Datum
 minhash_lsh_check(PG_FUNCTION_ARGS)
 {
@@ -701,6 +738,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 			}
 			check_pairs(&c);
 			tuplesort_end(c.actual);
+			check_pending(&c);
 			check_rows(&c, nallocated);
 		}
 		/* also without parameters: then no row may be visible with a signature */
@@ -740,8 +778,8 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	BlockNumber nblocks;
 	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
 	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
-	Datum		values[16];
-	bool		nulls[16] = {false};
+	Datum		values[18];
+	bool		nulls[18] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -763,7 +801,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 		page = BufferGetPage(buf);
 		/* the readers' page checks: a census of a damaged index would mislead */
 		problem = PageIsNew(page) ? NULL :
-			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE, -1, &params);
+			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING, -1, &params);
 		if (problem != NULL)
 			lsh_corrupted(index, problem, blkno);
 		if (PageIsNew(page))
@@ -810,9 +848,14 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	values[13] = Int64GetDatum(free_slots);
 	values[14] = Int64GetDatum(entries);
 	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entry_bytes / (leaf_pages * LSH_CONTENT_SIZE) : 0.0);
+	/* version 3: the pending list (the 1.0 declaration of the function has 16 columns) */
+	values[16] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_pages : 0);
+	values[17] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_rows : 0);
 	if (m.num_perm == 0)
 	{
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
 	}
+	if (tupdesc->natts < 18)
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

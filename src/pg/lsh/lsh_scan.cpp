@@ -37,6 +37,7 @@
  * matches nothing, as the operator does.
  */
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 #include <cstdlib>
 
@@ -513,6 +514,8 @@ lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, boo
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
+	/* pending rows (fastupdate) are candidates of every probe; read before the tree (lsh_pending.h) */
+	lsh_pending_collect(index, &so->walk, &ids, &nids, &capids);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params->bands; b++)
 	{
