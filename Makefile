@@ -58,6 +58,9 @@ EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # The core is the hot path: optimise it harder than the glue.
 src/core/%.o: override CXXFLAGS += -O3
+# The glue cannot throw or catch: the core's entry points are noexcept and
+# return minhash::Status (src/pg/core_call.h); pg/pg_prelude.h checks the flag.
+src/pg/%.o: override CXXFLAGS += -fno-exceptions
 
 $(DATA_built): $(SQL_PARTS)
 	cat $^ > $@

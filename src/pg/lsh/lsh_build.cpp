@@ -9,6 +9,8 @@
  * Pages go through shared buffers without WAL and are logged in bulk at the
  * end (log_newpage_range), as a build has no concurrent readers to protect.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -35,6 +35,8 @@
  *    every LIVE slot of a visible row holds the row's indexed value, and
  *    every visible row the index covers has a LIVE slot.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
 
@@ -204,7 +206,7 @@ check_meta(LshChecker *c)
 			problem(c, "metapage: no parameters yet, but rows, a tree or a free list are recorded");
 		return true;
 	}
-	if (m->num_perm > 1024 || m->bands < 1 || m->rows < 1 ||
+	if (m->num_perm > MINHASH_MAX_NUM_PERM || m->bands < 1 || m->rows < 1 ||
 		(int) m->bands * m->rows > m->num_perm)
 		problem(c, "metapage: invalid parameters num_perm = %d, bands = %d, rows = %d",
 				m->num_perm, m->bands, m->rows), ok = false;

@@ -2,6 +2,8 @@
  * Page-level utilities of the lsh index: page and metapage initialisation,
  * the index parameters, row ids, band keys and the tree descent.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cmath>

@@ -36,6 +36,8 @@
  * signature are not in the index), with xs_orderbynulls set. A NULL % argument
  * matches nothing, as the operator does.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
 

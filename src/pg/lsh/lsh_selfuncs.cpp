@@ -16,6 +16,8 @@
  * estimate falls back to 1/ndistinct of the column when ANALYZE has run (at
  * least the exact duplicates match), else to LSH_DEFAULT_SIM_SEL.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cmath>
