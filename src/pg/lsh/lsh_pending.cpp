@@ -3,6 +3,8 @@
  * protocol): appending, merging in bulk, and reading it for scans, the pairs
  * walk and minhash_lsh_check.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh_pending.h"
 #include "pg/compat.h"
 

@@ -35,6 +35,8 @@
 #ifndef MINHASH_PG_LSH_PENDING_H
 #define MINHASH_PG_LSH_PENDING_H
 
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 /* row ids a pending page holds */
