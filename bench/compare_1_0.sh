@@ -22,14 +22,12 @@ rows=${1:-100000}
 rounds=${2:-2}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
-scratch=$(mktemp -d /tmp/minhash-compare.XXXXXX)
-chmod 755 "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    make -s -C "$root" install >/dev/null
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir compare
+scratch=$SCRATCH
+# put the current tree's library back, whatever happens
+scratch_at_exit 'make -s -C "$root" install >/dev/null'
 
 git -C "$root" archive v1.0 | tar -x -C "$scratch" --one-top-level=v10
 make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
@@ -38,10 +36,8 @@ make -s -C "$root" -j2 >/dev/null
 install_lib() {  # directory
     make -s -C "$1" install >/dev/null
     bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    bash "$root/scripts/pgcluster.sh" start "$scratch/pg" "shared_buffers = 1GB" \
+    scratch_cluster pg "shared_buffers = 1GB" \
         "maintenance_work_mem = 1GB" "jit = off" "autovacuum = off" "max_wal_size = 8GB" >/dev/null
-    # shellcheck disable=SC1091
-    . "$scratch/pg/env"
 }
 
 load() {  # database: the same rows, with the installed library's extension version

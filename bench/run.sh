@@ -3,7 +3,7 @@
 #
 #   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
 #
-# Builds the extension and bench/'s programs, generates (or reuses) the
+# Builds the extension and bench/'s programs (CMake, build/core), generates (or reuses) the
 # deterministic corpus for the scale, starts a scratch cluster, loads the data
 # and prints one set of tables: signature throughput beside the standalone
 # core loop, the lsh index (build, size, inserts), query latency with recall
@@ -73,7 +73,16 @@ if ! ls src/core/*.cpp >/dev/null 2>&1; then
     not_available "core library (src/core)"
     exit 0
 fi
-make -s -C bench -j2
+# bench's programs are CMake targets linking the core library (CMakeLists.txt),
+# built in scripts/coretest.sh's directory: the core is compiled once for both.
+BENCH_BIN=$root/build/core
+export BENCH_BIN
+if ! { cmake -S . -B "$BENCH_BIN" -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build "$BENCH_BIN" -j2 --target minhash-gen core_bench hash_families; } \
+       >"$RESULTS/build.log" 2>&1; then
+    tail -n 40 "$RESULTS/build.log" >&2
+    exit 1
+fi
 
 have_ext=0
 if ls src/pg/*.cpp >/dev/null 2>&1; then
@@ -84,7 +93,7 @@ fi
 export have_ext
 
 section "data ($ROWS rows + $EXTRA for inserts)"
-gen=$bench/build/minhash-gen
+gen=$BENCH_BIN/minhash-gen
 stale=0
 for f in docs truth baskets baskets_truth perms; do
     if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
@@ -95,20 +104,15 @@ if [ "$stale" = 1 ]; then
     "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
 fi
 
-scratch=$(mktemp -d /tmp/minhash-bench.XXXXXX)
-chown postgres: "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" || true
-    [ "$keep" = 1 ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-bash scripts/pgcluster.sh start "$scratch/pg" \
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+SCRATCH_KEEP=$keep
+scratch_dir bench
+scratch_cluster pg \
     "shared_buffers = $SHARED" "maintenance_work_mem = 1GB" "work_mem = 64MB" \
     "max_parallel_workers_per_gather = 0" "max_parallel_maintenance_workers = 0" \
     "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
     "synchronous_commit = off"
-# shellcheck disable=SC1091
-. "$scratch/pg/env"
 
 {
     echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"

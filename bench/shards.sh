@@ -32,13 +32,13 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-dir=$(mktemp -d /tmp/minhash-shards.XXXXXX)
-chmod 755 "$dir"
-cleanup() {
-    bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true
-    if [ "$keep" = 1 ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+SCRATCH_KEEP=$keep
+scratch_dir shards
+dir=$SCRATCH
+# scripts/shards.sh starts the clusters (with scripts/pgcluster.sh) and stops them
+scratch_at_exit 'bash scripts/shards.sh stop "$dir" >/dev/null 2>&1'
 
 coord() { (. "$dir/coord/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
 

@@ -17,4 +17,9 @@ inline uint64_t hash_bytes(std::string_view s) noexcept { return hash_bytes(s.da
 // do not collide.
 uint64_t band_hash(const uint32_t *values, int rows, int band) noexcept;
 
+// XXH3's 64 bits folded to 32 (high half XOR low half): the key the
+// permutations of the native family are applied to, and the band key of a
+// version-1 (minhash 1.0) lsh index. One definition: both are on disk.
+inline uint32_t fold64(uint64_t h) noexcept { return static_cast<uint32_t>(h ^ (h >> 32)); }
+
 }  // namespace minhash

@@ -1,5 +1,6 @@
 // Prefix-preserving band keys and probe depths: see lsh_prefix.h.
 #include "core/lsh_prefix.h"
+#include "core/hash.h"
 
 #include <cmath>
 
@@ -61,6 +62,12 @@ uint32_t prefix_band_key(const PrefixLayout &l, const uint32_t *values, int band
     }
     // bits below the encoded ones (when fewer than 32 are used) stay zero
     return static_cast<uint32_t>(key << (kPrefixKeyBits - l.prefix_bits[l.encoded]));
+}
+
+uint32_t lsh_band_key(const PrefixLayout &l, bool prefix_keys, const uint32_t *sig,
+                      int band) noexcept {
+    const uint32_t *values = sig + static_cast<size_t>(band) * static_cast<size_t>(l.rows);
+    return prefix_keys ? prefix_band_key(l, values, band) : fold64(band_hash(values, l.rows, band));
 }
 
 void prefix_range(const PrefixLayout &l, uint32_t key, int m, uint32_t *lo, uint32_t *hi) noexcept {

@@ -37,6 +37,14 @@ PrefixLayout prefix_layout(int bands, int rows) noexcept;
 // so keys agree across architectures).
 uint32_t prefix_band_key(const PrefixLayout &layout, const uint32_t *values, int band) noexcept;
 
+// The key of band `band` of a signature (the band is sig[band * rows, (band +
+// 1) * rows)), as an lsh index stores it: with prefix_keys (on-disk version
+// 2) prefix_band_key; else (version 1, minhash 1.0) the band's band_hash
+// folded to 32 bits (fold64), which matches whole bands only. The one
+// definition of a band key: the index, its check and the all-pairs walk.
+uint32_t lsh_band_key(const PrefixLayout &layout, bool prefix_keys, const uint32_t *sig,
+                      int band) noexcept;
+
 // The depth actually encoded for a probe of the first m values (m >= 1).
 inline int prefix_effective_depth(const PrefixLayout &layout, int m) noexcept {
     return m < layout.encoded ? m : layout.encoded;

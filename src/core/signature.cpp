@@ -84,7 +84,7 @@ void signature_update_portable(const PermutationFamily &family, const uint64_t *
         uint32_t x[kBlock];
         const size_t m = std::min(kBlock, n - done);
         for (size_t j = 0; j < kBlock; ++j)
-            x[j] = fold_hash(hashes[done + (j < m ? j : 0)]);
+            x[j] = fold64(hashes[done + (j < m ? j : 0)]);
         for (int i = 0; i < k; ++i) {
             const uint64_t a = family.a[i];
             const uint64_t b = family.b[i];

@@ -67,7 +67,7 @@ __attribute__((target("avx2"))) void update_block(const PermutationFamily &famil
                                                   const uint64_t *hashes, size_t m, uint32_t *sig) {
     uint32_t x[NB];
     for (size_t j = 0; j < NB; ++j)
-        x[j] = fold_hash(hashes[j < m ? j : 0]);
+        x[j] = fold64(hashes[j < m ? j : 0]);
     const int k8 = k & ~7;
     for (int i = 0; i < k8; i += 8)
         update8<NB>(family.a + i, family.b + i, x, sig + i);

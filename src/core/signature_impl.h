@@ -5,13 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/hash.h"
 #include "core/signature.h"
 
 namespace minhash {
 namespace detail {
-
-// The 32-bit key the hash family is applied to: XXH3's 64 bits folded.
-inline uint32_t fold_hash(uint64_t h) { return static_cast<uint32_t>(h ^ (h >> 32)); }
 
 // h_i(x), the definition every kernel must reproduce bit for bit.
 inline uint32_t permute(uint64_t a, uint64_t b, uint32_t x) {

@@ -1,5 +1,6 @@
 // Prefix-preserving band keys (LSH Forest) and the probe depth.
 #include "core/lsh_prefix.h"
+#include "core/hash.h"
 
 #include <gtest/gtest.h>
 
@@ -115,4 +116,23 @@ TEST(LshPrefix, CompleteSimilarityInvertsTheHitProbability) {
         const double s = depth_complete_similarity(m, 30, 0.98);
         EXPECT_NEAR(prefix_hit_probability(s, m, 30), 0.98, 1e-9);
     }
+}
+
+// One band key for both on-disk versions: version 2 is the prefix key of the
+// band's slice, version 1 minhash 1.0's band hash folded to 32 bits.
+TEST(LshPrefix, BandKeyOfEachVersion) {
+    const PrefixLayout l = prefix_layout(30, 4);
+    std::vector<uint32_t> sig(128);
+    std::mt19937 rng(7);
+    for (auto &v : sig)
+        v = rng();
+    for (int band = 0; band < 30; ++band) {
+        const uint32_t *slice = sig.data() + band * 4;
+        EXPECT_EQ(lsh_band_key(l, true, sig.data(), band), prefix_band_key(l, slice, band));
+        const uint64_t h = band_hash(slice, 4, band);
+        EXPECT_EQ(lsh_band_key(l, false, sig.data(), band),
+                  static_cast<uint32_t>((h >> 32) ^ (h & 0xFFFFFFFFu)));
+    }
+    // the fold is high half XOR low half
+    EXPECT_EQ(fold64(0x0123456789ABCDEFull), 0x01234567u ^ 0x89ABCDEFu);
 }

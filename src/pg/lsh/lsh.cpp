@@ -1,5 +1,6 @@
 /*
- * The lsh access method: handler, reloptions, GUCs and build phase names.
+ * The lsh access method: handler, reloptions, GUCs and build phase names;
+ * what is an lsh index, and opening one for its owner's functions.
  */
 #include "pg/pg_prelude.h"
 
@@ -11,9 +12,17 @@
 
 extern "C" {
 #include "access/amapi.h"
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/index.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 PG_FUNCTION_INFO_V1(lsh_handler);
 }
@@ -238,4 +247,57 @@ lsh_handler(PG_FUNCTION_ARGS)
 	am->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(am);
+}
+
+/*
+ * Is this relation an lsh index (or a partitioned index of the lsh access
+ * method)? Its access method's routine is ours.
+ */
+bool
+lsh_is_lsh_index(Relation index)
+{
+	return index->rd_indam != NULL && index->rd_indam->ambuild == lshbuild;
+}
+
+/*
+ * Open an lsh index and its table, the index with the given lock mode, for
+ * minhash_lsh_check and minhash_lsh_stats. The caller must own the table:
+ * checked from the catalogs before any lock is requested, since a lock
+ * request queues, so even one refused afterwards would hold up other
+ * sessions.
+ */
+Relation
+lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	const char *name = get_rel_name(indexoid);
+	Relation	index;
+
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", name ? name : "?")));
+	if (!mh_class_ownercheck(heapoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name ? name : "?");
+	/* heap before index, as every other user of both locks them */
+	*heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, mode);
+	if (!lsh_is_lsh_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	if (index->rd_rel->relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
+				 errdetail("A partitioned index has no storage of its own: "
+						   "each partition has its own lsh index."),
+				 errhint("Check the partitions' indexes, e.g. SELECT relid::regclass, minhash_lsh_check(relid) "
+						 "FROM pg_partition_tree(%s) WHERE isleaf.",
+						 quote_literal_cstr(quote_identifier(RelationGetRelationName(index))))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	return index;
 }

@@ -86,11 +86,13 @@
 #include "core/lsh_prefix.h"
 #include "core/lsh_layout.h"
 #include "pg/minhash.h"
+#include "pg/lsh/lsh_array.h"
 
 extern "C" {
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/reloptions.h"
+#include "storage/lockdefs.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/relcache.h"
@@ -406,21 +408,33 @@ void		lsh_init(void);
 void		lsh_alter_init(void);	/* lsh_alter.cpp: ALTER INDEX SET of build options */
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
+bool		lsh_is_lsh_index(Relation index);
+Relation	lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap);
 char	   *lshbuildphasename(int64 phasenum);
 
-/* lsh_pages.cpp */
+/* lsh_meta.cpp: pages, the metapage and the parameters */
 int			lsh_slots_per_page(int num_perm);
 void		lsh_init_page(Page page, uint16 type, uint16 level);
+void		lsh_init_data_page(Page page, int num_perm);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
+bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
+							 double *threshold);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
+void		lsh_notice_format1(Relation index);
+
+/* lsh_slots.cpp: the signature store */
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
+							 BlockNumber blkno);
+
+/* lsh_tree.cpp: the band tree's descent and leaves */
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
@@ -429,8 +443,29 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
+void		lsh_leaf_collect(Page page, uint32 lo, uint32 hi, LshArray<uint32> *ids);
 int			lsh_uint32_cmp(const void *a, const void *b);
-void		lsh_notice_format1(Relation index);
+
+/*
+ * A pair of 32-bit values as one int8 datum of a tuplesort, ordered by (hi,
+ * lo) as unsigned numbers: the build sorts (band key, row id), the check
+ * (row id, band key). The sign bit is flipped so that int8's signed order is
+ * the unsigned order.
+ */
+#define LSH_SORT_FLIP (UINT64CONST(1) << 63)
+static inline Datum
+lsh_sort_datum(uint32 hi, uint32 lo)
+{
+	return Int64GetDatum((int64) ((((uint64) hi << 32) | lo) ^ LSH_SORT_FLIP));
+}
+static inline void
+lsh_sort_pair(Datum d, uint32 *hi, uint32 *lo)
+{
+	uint64		v = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
+
+	*hi = (uint32) (v >> 32);
+	*lo = (uint32) v;
+}
 
 /*
  * lsh_access.cpp: checked page access. A walk remembers the index's block

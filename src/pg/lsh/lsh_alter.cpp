@@ -96,7 +96,7 @@ lsh_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	index = RelationIdGetRelation(objectId);
 	if (!RelationIsValid(index))
 		return;
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != lshbuild)
+	if (!lsh_is_lsh_index(index))
 	{
 		RelationClose(index);
 		return;

@@ -46,9 +46,6 @@ typedef struct LshBuildState
 	MemoryContext tmpctx;		/* reset per row */
 } LshBuildState;
 
-/* sort keys are int8 datums: flip the sign bit so signed order is unsigned order */
-#define LSH_SORT_FLIP (UINT64CONST(1) << 63)
-
 /* Append a finished page image to the index, at the block number expected. */
 static void
 lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
@@ -129,11 +126,7 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	lsh_band_keys(&st->params, sig->values, st->keys);
 	MemoryContextSwitchTo(oldcxt);
 	for (int b = 0; b < st->params.bands; b++)
-	{
-		uint64		k = ((uint64) st->keys[b] << 32) | rowid;
-
-		tuplesort_putdatum(st->sort, Int64GetDatum((int64) (k ^ LSH_SORT_FLIP)), false);
-	}
+		tuplesort_putdatum(st->sort, lsh_sort_datum(st->keys[b], rowid), false);
 	st->nentries += st->params.bands;
 	st->index_tuples += 1;
 	MemoryContextReset(st->tmpctx);
@@ -254,8 +247,10 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 
 	while (mh_tuplesort_getdatum(st->sort, true, &d, &isnull))
 	{
-		uint64		k = ((uint64) DatumGetInt64(d)) ^ LSH_SORT_FLIP;
-		uint32		key = (uint32) (k >> 32);
+		uint32		key;
+		uint32		rowid;
+
+		lsh_sort_pair(d, &key, &rowid);
 
 		/* runs of equal keys, for the cost estimate's statistics */
 		if (done > 0 && key != run_key)
@@ -275,7 +270,7 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 			prefix_run[m]++;
 
 		lb.pending[lb.npending].key = key;
-		lb.pending[lb.npending].value = (uint32) k;
+		lb.pending[lb.npending].value = rowid;
 		lb.npending++;
 		/* one entry past the narrow target: the next leaf can be decided */
 		if (lb.npending == lsh_narrow_target + 1)

@@ -1,11 +1,11 @@
 /*
  * minhash_lsh_check(index) walks an lsh index and lists every inconsistency
- * it finds (no rows: consistent); minhash_lsh_stats(index) reports its shape.
+ * it finds (no rows: consistent).
  *
- * Both require ownership of the table, verified before any lock is taken:
- * a lock request queues, so even one refused afterwards would hold up other
- * sessions (the check's ShareLock waits behind writers and everything queued
- * after it waits too). EXECUTE on minhash_lsh_check is also revoked from
+ * It requires ownership of the table, verified before any lock is taken
+ * (lsh_open_owned): a lock request queues, so even one refused afterwards
+ * would hold up other sessions (the check's ShareLock waits behind writers
+ * and everything queued after it waits too). EXECUTE on it is also revoked from
  * PUBLIC (src/sql/50_lsh.sql), as amcheck does: holding off writers for the
  * length of a check is an administrator's decision.
  *
@@ -62,7 +62,6 @@ extern "C" {
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(minhash_lsh_check);
-PG_FUNCTION_INFO_V1(minhash_lsh_stats);
 }
 
 #define LSH_MAX_PROBLEMS 1000
@@ -118,58 +117,6 @@ problem(LshChecker *c, const char *fmt,...)
 	va_end(ap);
 	value = CStringGetTextDatum(buf);
 	tuplestore_putvalues(c->rsinfo->setResult, c->rsinfo->setDesc, &value, &isnull);
-}
-
-/* sort keys are int8 datums: flip the sign bit so signed order is unsigned order */
-#define PAIR_FLIP (UINT64CONST(1) << 63)
-
-static void
-put_pair(Tuplesortstate *sort, uint32 key, uint32 rowid)
-{
-	uint64		v = ((uint64) rowid << 32) | key;
-
-	tuplesort_putdatum(sort, Int64GetDatum((int64) (v ^ PAIR_FLIP)), false);
-}
-
-/*
- * Open an lsh index and its table, the index with the given lock mode. The
- * caller must own the table: checked from the catalogs before any lock is
- * requested (see the top of this file).
- */
-static Relation
-lsh_open_checked(Oid indexoid, LOCKMODE mode, Relation *heap)
-{
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	const char *name = get_rel_name(indexoid);
-	Relation	index;
-
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", name ? name : "?")));
-	if (!mh_class_ownercheck(heapoid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name ? name : "?");
-	/* heap before index, as every other user of both locks them */
-	*heap = table_open(heapoid, AccessShareLock);
-	index = index_open(indexoid, mode);
-	if (index->rd_rel->relam != get_index_am_oid("lsh", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
-	if (index->rd_rel->relkind != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
-				 errdetail("A partitioned index has no storage of its own: "
-						   "each partition has its own lsh index."),
-				 errhint("Check the partitions' indexes, e.g. SELECT relid::regclass, minhash_lsh_check(relid) "
-						 "FROM pg_partition_tree(%s) WHERE isleaf.",
-						 quote_literal_cstr(quote_identifier(RelationGetRelationName(index))))));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
-	return index;
 }
 
 static bool
@@ -362,15 +309,16 @@ check_free_list(LshChecker *c, BlockNumber nfreelisted)
 		problem(c, "free list: %u pages on the list, %u pages marked as on it", n, nfreelisted);
 }
 
+/* the next (row id, key) of the leaves' entries, in order */
 static bool
-get_pair(Tuplesortstate *sort, uint64 *v)
+get_pair(Tuplesortstate *sort, uint32 *rowid, uint32 *key)
 {
 	Datum		d;
 	bool		isnull;
 
 	if (!mh_tuplesort_getdatum(sort, true, &d, &isnull))
 		return false;
-	*v = ((uint64) DatumGetInt64(d)) ^ PAIR_FLIP;
+	lsh_sort_pair(d, rowid, key);
 	return true;
 }
 
@@ -387,13 +335,13 @@ check_pairs(LshChecker *c)
 {
 	int			spp = c->params.slots_per_page;
 	int			nb = c->params.bands;
-	uint32	   *found = (uint32 *) palloc(sizeof(uint32) * (nb + 1));
-	int			capfound = nb + 1;
-	uint64		a = 0;
+	LshArray<uint32> found = {};
+	uint32		a_rowid = 0;
+	uint32		a_key = 0;
 	bool		have_a;
 
 	tuplesort_performsort(c->actual);
-	have_a = get_pair(c->actual, &a);
+	have_a = get_pair(c->actual, &a_rowid, &a_key);
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < c->nblocks; blkno++)
 	{
 		Buffer		buf;
@@ -407,37 +355,32 @@ check_pairs(LshChecker *c)
 		for (int s = 0; s < spp; s++)
 		{
 			uint32		rowid = (uint32) ((uint64) blkno * spp + s);
-			int			nfound = 0;
-			int			i = 0,
-						j = 0;
+			int			i = 0;
+			Size		j = 0;
 
 			if (c->slotstate[rowid] == LSH_SLOT_FREE)
 				continue;
 			lsh_band_keys(&c->params, LshSlotValues(LshDataSlot(page, s, c->params.num_perm)), c->keys);
 			qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
-			while (have_a && (uint32) (a >> 32) == rowid)
+			found.clear();
+			while (have_a && a_rowid == rowid)
 			{
-				if (nfound == capfound)
-				{
-					capfound *= 2;
-					found = (uint32 *) repalloc(found, sizeof(uint32) * capfound);
-				}
-				found[nfound++] = (uint32) a;
-				have_a = get_pair(c->actual, &a);
+				found.push(a_key);
+				have_a = get_pair(c->actual, &a_rowid, &a_key);
 			}
 			/* both sorted: a merge finds the extra and the missing keys */
-			while (i < nb || j < nfound)
+			while (i < nb || j < found.n)
 			{
-				if (j >= nfound || (i < nb && c->keys[i] < found[j]))
+				if (j >= found.n || (i < nb && c->keys[i] < found.data[j]))
 				{
 					if (c->slotstate[rowid] == LSH_SLOT_LIVE)
 						c->missing[rowid]++;
 					i++;
 				}
-				else if (i >= nb || found[j] < c->keys[i])
+				else if (i >= nb || found.data[j] < c->keys[i])
 				{
 					problem(c, "entry (key %u, row id %u): not a band key of the row, or repeated",
-							found[j], rowid);
+							found.data[j], rowid);
 					j++;
 				}
 				else
@@ -451,9 +394,8 @@ check_pairs(LshChecker *c)
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (have_a)
-		problem(c, "entries for row id %u and beyond, which is past the data pages",
-				(uint32) (a >> 32));
-	pfree(found);
+		problem(c, "entries for row id %u and beyond, which is past the data pages", a_rowid);
+	found.free();
 }
 
 static void
@@ -477,7 +419,7 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 			problem(c, "leaf %u: entry for row id %u, which is not an allocated slot", blkno, rowid);
 			continue;
 		}
-		put_pair(c->actual, e[i].key, rowid);
+		tuplesort_putdatum(c->actual, lsh_sort_datum(rowid, e[i].key), false);
 	}
 	pfree(e);
 }
@@ -490,9 +432,7 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 static LshEntry *
 check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, int *nchildren)
 {
-	LshEntry   *children = NULL;
-	int			nch = 0;
-	int			cap = 0;
+	LshArray<LshEntry> children = {};
 	BlockNumber blkno = expected[0].value;
 	int			i = 0;
 
@@ -555,13 +495,7 @@ check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, i
 					problem(c, "internal page %u: keys out of order at entry %d", blkno, j);
 				if (has_high && e[j].key > opaque->high)
 					problem(c, "internal page %u: key %u above the high key", blkno, e[j].key);
-				if (nch == cap)
-				{
-					cap = cap ? cap * 2 : 256;
-					children = children ? (LshEntry *) repalloc_huge(children, sizeof(LshEntry) * cap)
-						: (LshEntry *) palloc(sizeof(LshEntry) * cap);
-				}
-				children[nch++] = e[j];
+				children.push(e[j]);
 			}
 		}
 		blkno = opaque->next;
@@ -572,8 +506,8 @@ check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, i
 	if (i != nexpected)
 		problem(c, "level %d: %d pages along the right links, the level above has %d children",
 				level, i, nexpected);
-	*nchildren = nch;
-	return children;
+	*nchildren = (int) children.n;
+	return children.data;
 }
 
 static void
@@ -698,7 +632,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	c.index = lsh_open_checked(indexoid, lockmode, &c.heap);
+	c.index = lsh_open_owned(indexoid, lockmode, &c.heap);
 	/*
 	 * For heap visibility. A row it sees was written by a statement that
 	 * has ended (its transaction committed before the snapshot), and such a
@@ -759,105 +693,4 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	index_close(c.index, lockmode);
 	table_close(c.heap, AccessShareLock);
 	return (Datum) 0;
-}
-
-/*
- * minhash_lsh_stats: the parameters and a census of pages, rows and entries,
- * from one pass over the index (AccessShareLock: concurrent writes may make
- * the figures a moment's snapshot, not an exact one).
- */
-extern "C" Datum
-minhash_lsh_stats(PG_FUNCTION_ARGS)
-{
-	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	heap;
-	Relation	index = lsh_open_checked(indexoid, AccessShareLock, &heap);
-	TupleDesc	tupdesc;
-	LshMetaPage meta;
-	Buffer		metabuf;
-	LshMetaPageData m;
-	LshIndexParams params;
-	BlockNumber nblocks;
-	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
-	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
-	Datum		values[18];
-	bool		nulls[18] = {false};
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
-
-	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	m = *meta;
-	UnlockReleaseBuffer(metabuf);
-	lsh_meta_params(&m, &params);
-	nblocks = RelationGetNumberOfBlocks(index);
-
-	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
-	{
-		Buffer		buf = ReadBuffer(index, blkno);
-		Page		page;
-		const char *problem;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		/* the readers' page checks: a census of a damaged index would mislead */
-		problem = PageIsNew(page) ? NULL :
-			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING, -1, &params);
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
-		if (PageIsNew(page))
-			unused_pages++;
-		else if (LshPageType(page) == LSH_PAGE_DATA)
-		{
-			data_pages++;
-			for (int s = 0; s < m.slots_per_page; s++)
-			{
-				uint16		state = LshDataSlot(page, s, m.num_perm)->state;
-
-				live += state == LSH_SLOT_LIVE;
-				dead += state == LSH_SLOT_DEAD;
-				free_slots += state == LSH_SLOT_FREE;
-			}
-		}
-		else if (LshPageType(page) == LSH_PAGE_LEAF)
-		{
-			leaf_pages++;
-			entries += lsh_leaf_count(page);
-			entry_bytes += ((PageHeader) page)->pd_lower - LSH_CONTENT_START;
-		}
-		else if (LshPageType(page) == LSH_PAGE_INTERNAL)
-			internal_pages++;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-	}
-	index_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
-
-	values[0] = Int32GetDatum(m.num_perm);
-	values[1] = Int64GetDatum((int64) m.seed);
-	values[2] = Int32GetDatum(m.bands);
-	values[3] = Int32GetDatum(m.rows);
-	values[4] = Float8GetDatum(m.threshold);
-	values[5] = Int32GetDatum(m.root == InvalidBlockNumber ? 0 : m.height);
-	values[6] = Int64GetDatum(nblocks);
-	values[7] = Int64GetDatum(data_pages);
-	values[8] = Int64GetDatum(leaf_pages);
-	values[9] = Int64GetDatum(internal_pages);
-	values[10] = Int64GetDatum(unused_pages);
-	values[11] = Int64GetDatum(live);
-	values[12] = Int64GetDatum(dead);
-	values[13] = Int64GetDatum(free_slots);
-	values[14] = Int64GetDatum(entries);
-	values[15] = Float8GetDatum(leaf_pages > 0 ? (double) entry_bytes / (leaf_pages * LSH_CONTENT_SIZE) : 0.0);
-	/* version 3: the pending list (the 1.0 declaration of the function has 16 columns) */
-	values[16] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_pages : 0);
-	values[17] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_rows : 0);
-	if (m.num_perm == 0)
-	{
-		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
-	}
-	if (tupdesc->natts < 18)
-		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

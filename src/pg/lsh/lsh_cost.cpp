@@ -17,9 +17,10 @@
  */
 #include "pg/pg_prelude.h"
 
-#include "pg/lsh/lsh.h"
-
 #include <cmath>
+
+#include "core/signature.h"
+#include "pg/lsh/lsh.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -41,10 +42,10 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				double *indexPages)
 {
 	IndexOptInfo *info = path->indexinfo;
-	int			bands = 25;
+	int			bands;
 	int			height = 1;
-	int			num_perm = 128;
-	int			spp = lsh_slots_per_page(128);
+	int			num_perm;
+	int			spp;
 	double		dup = 2.0;		/* entries sharing a probed key, without build statistics */
 	double		leaves_per_probe = 1.0;
 	int			depth = 0;
@@ -86,8 +87,23 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		{
 			bands = meta->bands;
 			num_perm = meta->num_perm;
-			spp = meta->slots_per_page;
 		}
+		else
+		{
+			/*
+			 * No signature yet: the bands the first one will fix, from the
+			 * index's options at the column's num_perm (its typmod, else the
+			 * default k).
+			 */
+			int32		typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
+			int			rows;
+			double		threshold;
+
+			num_perm = typmod > 0 ? typmod : minhash::kDefaultNumPerm;
+			if (!lsh_choose_bands(meta, num_perm, &bands, &rows, &threshold))
+				bands = Max(meta->opt_bands, 1);
+		}
+		spp = lsh_slots_per_page(num_perm);
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
 		if (meta->build_entries > 0)

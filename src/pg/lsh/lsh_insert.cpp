@@ -100,9 +100,7 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		else
 		{
 			page = GenericXLogRegisterBuffer(state, databuf, GENERIC_XLOG_FULL_IMAGE);
-			lsh_init_page(page, LSH_PAGE_DATA, 0);
-			((PageHeader) page)->pd_lower = LSH_CONTENT_START +
-				params.slots_per_page * LSH_SLOT_SIZE(params.num_perm);
+			lsh_init_data_page(page, params.num_perm);
 			opaque = LshPageGetOpaque(page);
 			opaque->flags |= LSH_IN_FREELIST;
 			opaque->next = InvalidBlockNumber;
@@ -172,14 +170,13 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 	}
 }
 
-/* band numbers sorted by the block of their leaf */
-static const BlockNumber *sort_leaves;
-
+/* band numbers by the block of their leaf; arg is the leaf block of each band */
 static int
-band_by_leaf_cmp(const void *a, const void *b)
+band_by_leaf_cmp(const void *a, const void *b, void *arg)
 {
-	BlockNumber x = sort_leaves[*(const int *) a];
-	BlockNumber y = sort_leaves[*(const int *) b];
+	const BlockNumber *leaf = (const BlockNumber *) arg;
+	BlockNumber x = leaf[*(const int *) a];
+	BlockNumber y = leaf[*(const int *) b];
 
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
@@ -209,8 +206,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 		leaf[b] = lsh_find_leaf_low(index, meta, keys[b], false, &has_low[b], &low[b]);
 		order[b] = b;
 	}
-	sort_leaves = leaf;
-	qsort(order, nkeys, sizeof(int), band_by_leaf_cmp);
+	qsort_arg(order, nkeys, sizeof(int), band_by_leaf_cmp, leaf);
 
 	while (i < nkeys)
 	{

@@ -519,17 +519,10 @@ pending_walk(Relation index, LshWalk *w, Fn fn)
 }
 
 void
-lsh_pending_collect(Relation index, LshWalk *walk, uint32 **ids, int *nids, int *capids)
+lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids)
 {
 	pending_walk(index, walk, [&](const uint32 *r, int n) {
-		if (*nids + n > *capids)
-		{
-			while (*nids + n > *capids)
-				*capids *= 2;
-			*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
-		}
-		memcpy(*ids + *nids, r, sizeof(uint32) * n);
-		*nids += n;
+		memcpy(ids->extend(n), r, sizeof(uint32) * n);
 	});
 }
 
@@ -537,25 +530,20 @@ LshEntry *
 lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 {
 	LshWalk		w;
-	int			cap = 1024;
-	int			nrows = 0;
-	uint32	   *rowids = (uint32 *) palloc(sizeof(uint32) * cap);
+	LshArray<uint32> rowids = {};
 	LshEntry   *entries;
 
 	*n = 0;
 	lsh_walk_init(&w, index, NULL);
-	lsh_pending_collect(index, &w, &rowids, &nrows, &cap);
-	if (nrows == 0 || params->num_perm == 0)
-	{
-		pfree(rowids);
+	lsh_pending_collect(index, &w, &rowids);
+	if (rowids.n == 0 || params->num_perm == 0)
 		return NULL;
-	}
-	qsort(rowids, nrows, sizeof(uint32), lsh_uint32_cmp);
-	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * (Size) nrows * params->bands,
+	qsort(rowids.data, rowids.n, sizeof(uint32), lsh_uint32_cmp);
+	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rowids.n * params->bands,
 										   MCXT_ALLOC_HUGE);
-	*n = entries_of_rows(index, params, rowids, nrows, entries);
+	*n = entries_of_rows(index, params, rowids.data, (int) rowids.n, entries);
 	qsort(entries, *n, sizeof(LshEntry), lsh_entry_cmp);
-	pfree(rowids);
+	pfree(rowids.data);
 	return entries;
 }
 

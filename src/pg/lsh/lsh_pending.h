@@ -38,6 +38,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_array.h"
 
 /* row ids a pending page holds */
 #define LSH_PENDING_CAPACITY	((int) (LSH_CONTENT_SIZE / sizeof(uint32)))
@@ -66,7 +67,7 @@ void		lsh_pending_maybe_merge(Relation index);
 int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
 
 /* the pending row ids (unsorted) added to *ids (scans); walk: the scan's checked reads */
-void		lsh_pending_collect(Relation index, LshWalk *walk, uint32 **ids, int *nids, int *capids);
+void		lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids);
 /* the band entries of the pending rows that are LIVE, sorted by key (pairs walk) */
 LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);
 /*

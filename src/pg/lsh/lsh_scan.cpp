@@ -66,11 +66,9 @@ typedef struct LshScanOpaqueData
 {
 	MemoryContext cxt;			/* everything of the current search; reset on rescan */
 	bool		searched;
-	LshResult  *results;
-	int			nresults;
-	int			cap;
-	int			next;			/* next result amgettuple returns */
-	double	   *dist;			/* norderbys distances per result */
+	LshArray<LshResult> results;
+	Size		next;			/* next result amgettuple returns */
+	LshArray<double> dist;		/* norderbys distances per result */
 
 	/* the current search */
 	int			num_perm;
@@ -91,9 +89,7 @@ typedef struct LshScanOpaqueData
 	int			depth;			/* depth of the last stage probed */
 	bool		exhausted;		/* no stage left */
 	double		bound;			/* pending results up to this distance may be returned */
-	uint32	   *seen;			/* sorted row ids verified so far (iterative) */
-	int			nseen;
-	int			capseen;
+	LshArray<uint32> seen;		/* sorted row ids verified so far (iterative) */
 
 	LshScanCounters counters;
 } LshScanOpaqueData;
@@ -126,16 +122,15 @@ lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 		memmove(scan->keyData, keys, sizeof(ScanKeyData) * scan->numberOfKeys);
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, sizeof(ScanKeyData) * scan->numberOfOrderBys);
-	lsh_counters_report(scan->indexRelation, &so->counters, so->next);
+	lsh_counters_report(scan->indexRelation, &so->counters, (uint64) so->next);
 	memset(&so->counters, 0, sizeof(so->counters));
 	MemoryContextReset(so->cxt);
 	so->searched = false;
-	so->results = NULL;
-	so->nresults = so->cap = so->next = 0;
-	so->dist = NULL;
+	so->results = {};
+	so->dist = {};
+	so->next = 0;
 	so->keys = NULL;
-	so->seen = NULL;
-	so->nseen = so->capseen = 0;
+	so->seen = {};
 	so->depth = 0;
 	so->iterative = so->exhausted = false;
 }
@@ -145,7 +140,7 @@ lshendscan(IndexScanDesc scan)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
 
-	lsh_counters_report(scan->indexRelation, &so->counters, so->next);
+	lsh_counters_report(scan->indexRelation, &so->counters, (uint64) so->next);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 	scan->opaque = NULL;
@@ -156,7 +151,8 @@ static void
 lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, BlockNumber blkno)
 {
 	const uint32 *values = LshSlotValues(slot);
-	LshResult  *r;
+	LshResult	r;
+	double	   *dist;
 
 	so->counters.verified++;
 	for (int i = 0; i < so->nquals; i++)
@@ -171,39 +167,13 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 	 */
 	if (scan->heapRelation != NULL)
 		lsh_check_heap_tid(scan->indexRelation, scan->heapRelation, &so->heap_nblocks, &slot->tid, blkno);
-	if (so->nresults == so->cap)
-	{
-		so->cap = so->cap ? so->cap * 2 : 256;
-		if (so->results == NULL)
-		{
-			so->results = (LshResult *) palloc(sizeof(LshResult) * so->cap);
-			so->dist = (double *) palloc(sizeof(double) * so->cap * Max(so->norderbys, 1));
-		}
-		else
-		{
-			so->results = (LshResult *) repalloc_huge(so->results, sizeof(LshResult) * so->cap);
-			so->dist = (double *) repalloc_huge(so->dist,
-												sizeof(double) * so->cap * Max(so->norderbys, 1));
-		}
-	}
-	r = &so->results[so->nresults];
-	r->tid = slot->tid;
-	r->pos = so->nresults;
+	r.tid = slot->tid;
+	r.pos = (uint32) so->results.n;
+	so->results.push(r);
+	dist = so->dist.extend(so->norderbys);
 	for (int j = 0; j < so->norderbys; j++)
-		so->dist[(Size) r->pos * so->norderbys + j] = so->orderbys[j] == NULL ? 0.0 :
+		dist[j] = so->orderbys[j] == NULL ? 0.0 :
 			1.0 - minhash::jaccard_estimate(values, so->orderbys[j]->values, so->num_perm);
-	so->nresults++;
-}
-
-static inline void
-lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
-{
-	if (*nids == *capids)
-	{
-		*capids *= 2;
-		*ids = (uint32 *) repalloc_huge(*ids, sizeof(uint32) * *capids);
-	}
-	(*ids)[(*nids)++] = rowid;
 }
 
 /*
@@ -214,7 +184,7 @@ lsh_collect_add(uint32 **ids, int *nids, int *capids, uint32 rowid)
  */
 static void
 lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
-			uint32 **ids, int *nids, int *capids)
+			LshArray<uint32> *ids)
 {
 	LshWalk    *w = &so->walk;
 	bool		has_low;
@@ -231,77 +201,11 @@ lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint3
 		Buffer		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
 										InvalidBlockNumber, &page);
 		LshPageOpaque opaque = LshPageGetOpaque(page);
-		int			n;
 		bool		more;
 
 		if (blkno == first)
 			lsh_check_key_in_leaf(index, page, blkno, lo);
-
-		n = lsh_leaf_count(page);
-		if (!(opaque->flags & LSH_NARROW))
-		{
-			const LshEntry *e = (const LshEntry *) ((char *) page + LSH_CONTENT_START);
-
-			if (lo == hi)
-			{
-				for (int i = 0; i < n; i++)
-				{
-					if (e[i].key == lo)
-						lsh_collect_add(ids, nids, capids, e[i].value);
-				}
-			}
-			else
-			{
-				for (int i = 0; i < n; i++)
-				{
-					if (e[i].key - lo <= hi - lo)
-						lsh_collect_add(ids, nids, capids, e[i].value);
-				}
-			}
-		}
-		else if (lo == hi)
-		{
-			/* whole bands (the design depth): as 1.0 did, equality on the 3 stored bytes */
-			if (lo - opaque->low <= LSH_NARROW_RANGE)
-			{
-				uint32		off = lo - opaque->low;
-				const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
-
-				for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
-				{
-#ifndef WORDS_BIGENDIAN
-					uint32		w;
-
-					memcpy(&w, p, sizeof(w));
-					if ((w & 0xFFFFFF) == off)
-#else
-					if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) == off)
-#endif
-						lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
-				}
-			}
-		}
-		else if (hi >= opaque->low && (lo <= opaque->low || lo - opaque->low <= LSH_NARROW_RANGE))
-		{
-			/* compare the 3 stored bytes of key - low with the range's offsets */
-			uint32		off_lo = lo <= opaque->low ? 0 : lo - opaque->low;
-			uint32		off_span = Min(hi - opaque->low, (uint32) LSH_NARROW_RANGE) - off_lo;
-			const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
-
-			for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
-			{
-#ifndef WORDS_BIGENDIAN
-				uint32		w;
-
-				/* one 4-byte load: the 4th byte (the row id's first) is masked off */
-				memcpy(&w, p, sizeof(w));
-				if ((w & 0xFFFFFF) - off_lo <= off_span)
-#else
-				if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) - off_lo <= off_span)
-#endif
-					lsh_collect_add(ids, nids, capids, lsh_leaf_rowid(page, i));
-			}
-		}
+		lsh_leaf_collect(page, lo, hi, ids);
 		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= hi;
 		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
 		UnlockReleaseBuffer(buf);
@@ -311,10 +215,10 @@ lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint3
 /* Verify candidates (sorted row ids) against their stored signatures. */
 static void
 lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexParams *params,
-		   const uint32 *ids, int nids)
+		   const uint32 *ids, Size nids)
 {
 	LshWalk    *w = &so->walk;
-	int			i = 0;
+	Size		i = 0;
 
 	while (i < nids)
 	{
@@ -328,12 +232,9 @@ lsh_verify(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIndexP
 							InvalidBlockNumber, &page);
 		for (; i < nids && lsh_rowid_block(params, ids[i]) == blkno; i++)
 		{
-			const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(params, ids[i]),
-													params->num_perm);
-			const char *problem = lsh_slot_problem(slot);
+			const LshSlotHeader *slot = lsh_slot_read(index, page, params,
+													  lsh_rowid_slot(params, ids[i]), blkno);
 
-			if (problem != NULL)
-				lsh_corrupted(index, problem, blkno);
 			/* DEAD: removed by VACUUM, its TID may already name another tuple */
 			if (slot->state == LSH_SLOT_LIVE)
 				lsh_consider(scan, so, slot, blkno);
@@ -359,7 +260,7 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 			   bool bounded)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	int			seenpos = 0;
+	Size		seenpos = 0;
 
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
@@ -380,15 +281,12 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
 			{
-				const LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+				const LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 				uint32		rowid = (uint32) ((uint64) blkno * params->slots_per_page + s);
 
-				problem = lsh_slot_problem(slot);
-				if (problem != NULL)
-					lsh_corrupted(index, problem, blkno);
-				while (seenpos < so->nseen && so->seen[seenpos] < rowid)
+				while (seenpos < so->seen.n && so->seen.data[seenpos] < rowid)
 					seenpos++;
-				if (seenpos < so->nseen && so->seen[seenpos] == rowid)
+				if (seenpos < so->seen.n && so->seen.data[seenpos] == rowid)
 					continue;
 				if (slot->state == LSH_SLOT_LIVE)
 					lsh_consider(scan, so, slot, blkno);
@@ -399,21 +297,21 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 	}
 }
 
-static LshScanOpaque sort_so;
-
+/* results by distance (each ORDER BY in turn), then by heap TID; arg is the scan */
 static int
-lsh_result_cmp(const void *a, const void *b)
+lsh_result_cmp(const void *a, const void *b, void *arg)
 {
+	const LshScanOpaqueData *so = (const LshScanOpaqueData *) arg;
 	const LshResult *x = (const LshResult *) a;
 	const LshResult *y = (const LshResult *) b;
 
-	for (int j = 0; j < sort_so->norderbys; j++)
+	for (int j = 0; j < so->norderbys; j++)
 	{
-		double		dx = sort_so->dist[(Size) x->pos * sort_so->norderbys + j];
-		double		dy = sort_so->dist[(Size) y->pos * sort_so->norderbys + j];
+		double		dx = so->dist.data[(Size) x->pos * so->norderbys + j];
+		double		dy = so->dist.data[(Size) y->pos * so->norderbys + j];
 
 		/* a NULL argument's distances are all NULL, hence equal */
-		if (sort_so->orderbys[j] != NULL && dx != dy)
+		if (so->orderbys[j] != NULL && dx != dy)
 			return dx < dy ? -1 : 1;
 	}
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
@@ -464,9 +362,9 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 static void
 lsh_sort_pending(LshScanOpaque so)
 {
-	sort_so = so;
-	if (so->nresults > so->next)
-		qsort(so->results + so->next, so->nresults - so->next, sizeof(LshResult), lsh_result_cmp);
+	if (so->results.n > so->next)
+		qsort_arg(so->results.data + so->next, so->results.n - so->next, sizeof(LshResult),
+				  lsh_result_cmp, so);
 }
 
 /*
@@ -492,32 +390,33 @@ lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold
 }
 
 /*
- * One stage: probe every band at depth m (all its values for a version-1
- * index), then verify the rows found that were not verified before (when
- * remember is set, so->seen keeps the verified ones for later stages).
+ * Collect: probe every band at depth m (all its values for a version-1
+ * index) and return the distinct row ids found, ascending (so that data
+ * pages are visited once each, in block order), less those in so->seen.
  */
-static void
-lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, bool remember)
+static LshArray<uint32>
+lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 {
 	const LshIndexParams *params = &so->params;
 	LshMetaPage meta;
 	Buffer		metabuf;
-	int			capids = 1024;
-	uint32	   *ids = (uint32 *) palloc(sizeof(uint32) * capids);
-	int			nids = 0;
-	int			nuniq = 0;
+	LshArray<uint32> ids = {};
+	Size		nuniq = 0;
+	Size		nnew = 0;
+	Size		j = 0;
 
 	so->depth = m;
 	so->counters.depth = minhash::prefix_effective_depth(params->layout, m);
 	if (params->version == LSH_VERSION_EXACT || m >= params->rows)
 		so->counters.depth = m;
+	ids.reserve(1024);
 	/*
 	 * One band at a time under the metapage lock, so that a query with a huge
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
 	/* pending rows (fastupdate) are candidates of every probe; read before the tree (lsh_pending.h) */
-	lsh_pending_collect(index, &so->walk, &ids, &nids, &capids);
+	lsh_pending_collect(index, &so->walk, &ids);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params->bands; b++)
 	{
@@ -529,60 +428,69 @@ lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, boo
 		if (params->version != LSH_VERSION_EXACT && m < params->rows)
 			minhash::prefix_range(params->layout, so->keys[b], m, &lo, &hi);
 		if (meta->root != InvalidBlockNumber)
-			lsh_collect(index, so, meta, lo, hi, &ids, &nids, &capids);
+			lsh_collect(index, so, meta, lo, hi, &ids);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		so->counters.bands_probed++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	ReleaseBuffer(metabuf);
 
-	/* one visit per candidate, data pages in block order */
-	qsort(ids, nids, sizeof(uint32), lsh_uint32_cmp);
-	for (int i = 0; i < nids; i++)
+	qsort(ids.data, ids.n, sizeof(uint32), lsh_uint32_cmp);
+	for (Size i = 0; i < ids.n; i++)
 	{
-		if (nuniq == 0 || ids[nuniq - 1] != ids[i])
-			ids[nuniq++] = ids[i];
+		if (nuniq == 0 || ids.data[nuniq - 1] != ids.data[i])
+			ids.data[nuniq++] = ids.data[i];
 	}
-	if (remember && so->nseen > 0)
+	/* drop the rows verified by earlier stages (both sorted) */
+	for (Size i = 0; i < nuniq; i++)
 	{
-		/* drop the rows verified by earlier stages */
-		int			j = 0;
-		int			nnew = 0;
-
-		for (int i = 0; i < nuniq; i++)
-		{
-			while (j < so->nseen && so->seen[j] < ids[i])
-				j++;
-			if (j < so->nseen && so->seen[j] == ids[i])
-				continue;
-			ids[nnew++] = ids[i];
-		}
-		nuniq = nnew;
+		while (j < so->seen.n && so->seen.data[j] < ids.data[i])
+			j++;
+		if (j < so->seen.n && so->seen.data[j] == ids.data[i])
+			continue;
+		ids.data[nnew++] = ids.data[i];
 	}
-	so->counters.candidates += nuniq;
-	lsh_verify(scan, index, so, params, ids, nuniq);
+	ids.n = nnew;
+	return ids;
+}
 
-	if (remember && nuniq > 0)
+/* Merge the (sorted, new) row ids just verified into so->seen. */
+static void
+lsh_remember(LshScanOpaque so, const LshArray<uint32> *ids)
+{
+	LshArray<uint32> merged = {};
+	Size		i = 0;
+	Size		j = 0;
+
+	if (ids->n == 0)
+		return;
+	merged.reserve(so->seen.n + ids->n);
+	while (i < so->seen.n || j < ids->n)
 	{
-		/* merge the new ids into seen */
-		uint32	   *merged = (uint32 *) palloc(sizeof(uint32) * ((Size) so->nseen + nuniq));
-		int			i = 0,
-					j = 0,
-					n = 0;
-
-		while (i < so->nseen || j < nuniq)
-		{
-			if (j >= nuniq || (i < so->nseen && so->seen[i] < ids[j]))
-				merged[n++] = so->seen[i++];
-			else
-				merged[n++] = ids[j++];
-		}
-		if (so->seen)
-			pfree(so->seen);
-		so->seen = merged;
-		so->nseen = n;
+		if (j >= ids->n || (i < so->seen.n && so->seen.data[i] < ids->data[j]))
+			merged.push(so->seen.data[i++]);
+		else
+			merged.push(ids->data[j++]);
 	}
-	pfree(ids);
+	so->seen.free();
+	so->seen = merged;
+}
+
+/*
+ * One stage: collect the rows of every band probed at depth m, then verify
+ * those not verified before (when remember is set, so->seen keeps the
+ * verified ones for later stages).
+ */
+static void
+lsh_probe_stage(IndexScanDesc scan, Relation index, LshScanOpaque so, int m, bool remember)
+{
+	LshArray<uint32> ids = lsh_collect_stage(index, so, m);
+
+	so->counters.candidates += ids.n;
+	lsh_verify(scan, index, so, &so->params, ids.data, ids.n);
+	if (remember)
+		lsh_remember(so, &ids);
+	ids.free();
 }
 
 /* The next stage of an iterative ORDER BY scan; sets bound and exhausted. */
@@ -617,27 +525,25 @@ lsh_widen(IndexScanDesc scan)
 	MemoryContextSwitchTo(oldcxt);
 }
 
-static void
-lsh_search(IndexScanDesc scan)
+/*
+ * Read keys: the % and %>= quals (lsh_scan_quals), the ORDER BY arguments
+ * and the index's parameters, checking every query signature against them;
+ * *probe is the signature whose bands are probed: the first % query, else
+ * the first non-NULL ORDER BY query, else NULL. False if the scan returns
+ * nothing: a NULL % argument (the operators are strict), or an index that
+ * never saw a signature.
+ */
+static bool
+lsh_read_keys(IndexScanDesc scan, LshScanOpaque so, const MinHashSig **probe)
 {
 	Relation	index = scan->indexRelation;
-	LshScanOpaque so = (LshScanOpaque) scan->opaque;
-	MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
+	LshIndexParams *params = &so->params;
 	LshMetaPage meta;
 	Buffer		metabuf;
-	LshIndexParams *params = &so->params;
-	const MinHashSig *probe = NULL;
 
-	so->exhausted = true;
-	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
-
-	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
-	mh_count_index_search(scan);
+	*probe = NULL;
 	if (!lsh_scan_quals(scan, so))
-		goto done;				/* a NULL query matches nothing: the operators are strict */
+		return false;
 	so->norderbys = scan->numberOfOrderBys;
 	so->orderbys = (MinHashSig **) palloc(sizeof(MinHashSig *) * Max(so->norderbys, 1));
 	for (int j = 0; j < so->norderbys; j++)
@@ -654,7 +560,7 @@ lsh_search(IndexScanDesc scan)
 	UnlockReleaseBuffer(metabuf);
 	lsh_walk_init(&so->walk, index, NULL);
 	if (params->num_perm == 0)
-		goto done;				/* nothing was ever inserted */
+		return false;			/* nothing was ever inserted */
 	so->num_perm = params->num_perm;
 	for (int i = 0; i < so->nquals; i++)
 		lsh_check_signature(index, params, so->quals[i], "query signature");
@@ -664,56 +570,87 @@ lsh_search(IndexScanDesc scan)
 			lsh_check_signature(index, params, so->orderbys[j], "query signature");
 	}
 
-	/* Candidates come from the first % query, else from the first non-NULL ORDER BY query */
 	if (so->nquals > 0)
-		probe = so->quals[0];
-	for (int j = 0; probe == NULL && j < so->norderbys; j++)
-		probe = so->orderbys[j];
+		*probe = so->quals[0];
+	for (int j = 0; *probe == NULL && j < so->norderbys; j++)
+		*probe = so->orderbys[j];
+	return true;
+}
+
+/*
+ * The first stage of a search: collect the candidates of probe's bands and
+ * verify them (lsh_probe_stage), or verify every stored signature when
+ * there is nothing to probe or the probe found too few rows.
+ */
+static void
+lsh_first_stage(IndexScanDesc scan, LshScanOpaque so, const MinHashSig *probe)
+{
+	Relation	index = scan->indexRelation;
+	const LshIndexParams *params = &so->params;
+
 	if (probe == NULL)
 	{
 		/* ORDER BY <%> NULL alone: every row qualifies, at a NULL distance */
 		so->counters.depth = 0;
 		lsh_verify_all(scan, index, so, params, false);
-		goto sort;
+		return;
 	}
 	so->keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
 	lsh_band_keys(params, probe->values, so->keys);
 
-	/*
-	 * ORDER BY alone on a version-2 index through amgettuple: widen stage by
-	 * stage, from whole bands down, as rows are asked for.
-	 */
 	if (params->version == LSH_VERSION_EXACT &&
 		(so->nquals == 0 ||
 		 minhash::probe_depth(so->threshold, 0.1, lsh_recall, params->bands, params->rows) < params->rows))
 		lsh_notice_format1(index);
+	/*
+	 * ORDER BY alone on a version-2 index through amgettuple: widen stage by
+	 * stage, from whole bands down, as rows are asked for.
+	 */
 	so->iterative = so->nquals == 0 && so->norderbys == 1 && so->orderbys[0] != NULL &&
 		params->version != LSH_VERSION_EXACT &&
-		lsh_min_candidates == 0;
-	if (so->iterative && !so->want_bitmap)
+		lsh_min_candidates == 0 && !so->want_bitmap;
+	if (so->iterative)
 	{
 		lsh_probe_stage(scan, index, so, params->rows, true);
 		so->bound = 1.0 - minhash::depth_complete_similarity(
 			minhash::prefix_effective_depth(params->layout, params->rows), params->bands, lsh_recall);
 		so->exhausted = false;
-		goto sort;
+		return;
 	}
-	so->iterative = false;
 
 	lsh_probe_stage(scan, index, so, so->nquals > 0 ? lsh_probe_depth(params, so->threshold) : params->rows,
 					false);
-	if (so->nresults < lsh_min_candidates)
+	if (so->results.n < (Size) Max(lsh_min_candidates, 0))
 	{
-		so->nresults = 0;
+		so->results.clear();
+		so->dist.clear();
 		so->depth = 0;
 		so->counters.depth = 0;
 		lsh_verify_all(scan, index, so, params, false);
 	}
+}
 
-sort:
-	lsh_sort_pending(so);
+/* The search, on the first amgettuple or amgetbitmap call: read keys -> collect -> verify, then sort. */
+static void
+lsh_search(IndexScanDesc scan)
+{
+	LshScanOpaque so = (LshScanOpaque) scan->opaque;
+	MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
+	const MinHashSig *probe;
 
-done:
+	so->exhausted = true;
+	if (scan->numberOfKeys == 0 && scan->numberOfOrderBys == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("an lsh index scan needs a %% condition or an ORDER BY <%%>")));
+
+	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
+	mh_count_index_search(scan);
+	if (lsh_read_keys(scan, so, &probe))
+	{
+		lsh_first_stage(scan, so, probe);
+		lsh_sort_pending(so);
+	}
 	so->searched = true;
 	so->counters.scans = 1;
 	MemoryContextSwitchTo(oldcxt);
@@ -731,21 +668,21 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 		lsh_search(scan);
 	for (;;)
 	{
-		if (so->next < so->nresults &&
-			(so->exhausted || so->dist[(Size) so->results[so->next].pos] <= so->bound))
+		if (so->next < so->results.n &&
+			(so->exhausted || so->dist.data[(Size) so->results.data[so->next].pos] <= so->bound))
 			break;
 		if (so->exhausted)
 			return false;
 		lsh_widen(scan);
 	}
 
-	r = &so->results[so->next++];
+	r = &so->results.data[so->next++];
 	scan->xs_heaptid = r->tid;
 	scan->xs_recheck = false;
 	scan->xs_recheckorderby = false;
 	for (int j = 0; j < so->norderbys; j++)
 	{
-		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist[(Size) r->pos * so->norderbys + j]);
+		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist.data[(Size) r->pos * so->norderbys + j]);
 		scan->xs_orderbynulls[j] = so->orderbys[j] == NULL;
 	}
 	return true;
@@ -787,8 +724,8 @@ lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	so->want_bitmap = true;
 	if (!so->searched)
 		lsh_search(scan);
-	for (int i = 0; i < so->nresults; i++)
-		tbm_add_tuples(tbm, &so->results[i].tid, 1, false);
-	so->next = so->nresults;
-	return so->nresults;
+	for (Size i = 0; i < so->results.n; i++)
+		tbm_add_tuples(tbm, &so->results.data[i].tid, 1, false);
+	so->next = so->results.n;
+	return (int64) so->results.n;
 }

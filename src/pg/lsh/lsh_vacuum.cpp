@@ -28,26 +28,6 @@ extern "C" {
 #include "utils/rel.h"
 }
 
-typedef struct LshBlockList
-{
-	BlockNumber *blocks;
-	int			n;
-	int			cap;
-} LshBlockList;
-
-static void
-lsh_block_list_add(LshBlockList *list, BlockNumber blkno)
-{
-	if (list->n == list->cap)
-	{
-		list->cap = list->cap ? list->cap * 2 : 64;
-		list->blocks = list->blocks
-			? (BlockNumber *) repalloc_huge(list->blocks, sizeof(BlockNumber) * list->cap)
-			: (BlockNumber *) palloc(sizeof(BlockNumber) * list->cap);
-	}
-	list->blocks[list->n++] = blkno;
-}
-
 #define DEAD_SET(bits, id)	((bits)[(id) >> 3] |= (uint8) (1 << ((id) & 7)))
 #define DEAD_TEST(bits, nbits, id) \
 	((uint64) (id) < (nbits) && ((bits)[(id) >> 3] & (1 << ((id) & 7))) != 0)
@@ -66,11 +46,8 @@ lsh_mark_dead(Relation index, Buffer buf, const LshIndexParams *params,
 	*ndead = 0;
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
-		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
-		const char *problem = lsh_slot_problem(slot);
+		LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
 		if (slot->state == LSH_SLOT_LIVE && callback(&slot->tid, callback_state))
 		{
 			slot->state = LSH_SLOT_DEAD;
@@ -198,9 +175,7 @@ lsh_reclaim_new_page(Relation index, BlockNumber blkno)
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 		LshPageOpaque opaque;
 
-		lsh_init_page(page, LSH_PAGE_DATA, 0);
-		((PageHeader) page)->pd_lower = LSH_CONTENT_START +
-			wmeta->slots_per_page * LSH_SLOT_SIZE(wmeta->num_perm);
+		lsh_init_data_page(page, wmeta->num_perm);
 		opaque = LshPageGetOpaque(page);
 		opaque->flags |= LSH_IN_FREELIST;
 		opaque->next = wmeta->free_head;
@@ -223,8 +198,8 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks;
 	uint64		nbits;
 	uint8	   *dead;
-	LshBlockList dead_pages = {NULL, 0, 0};
-	LshBlockList new_pages = {NULL, 0, 0};
+	LshArray<BlockNumber> dead_pages = {};
+	LshArray<BlockNumber> new_pages = {};
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -263,7 +238,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		if (problem != NULL)
 			lsh_corrupted(index, problem, blkno);
 		if (PageIsNew(page))
-			lsh_block_list_add(&new_pages, blkno);
+			new_pages.push(blkno);
 		else if (LshPageType(page) == LSH_PAGE_DATA)
 		{
 			int			ndead;
@@ -271,7 +246,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			stats->tuples_removed += lsh_mark_dead(index, buf, &params, callback,
 												   callback_state, dead, &ndead);
 			if (ndead > 0)
-				lsh_block_list_add(&dead_pages, blkno);
+				dead_pages.push(blkno);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -300,15 +275,15 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			UnlockReleaseBuffer(metabuf);
 		}
 
-		for (int i = 0; i < dead_pages.n; i++)
+		for (Size i = 0; i < dead_pages.n; i++)
 		{
 			mh_vacuum_delay_point();
-			lsh_free_dead(index, dead_pages.blocks[i], &params);
+			lsh_free_dead(index, dead_pages.data[i], &params);
 		}
 	}
 
-	for (int i = 0; i < new_pages.n; i++)
-		lsh_reclaim_new_page(index, new_pages.blocks[i]);
+	for (Size i = 0; i < new_pages.n; i++)
+		lsh_reclaim_new_page(index, new_pages.data[i]);
 
 	pfree(dead);
 	return stats;

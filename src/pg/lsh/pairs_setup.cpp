@@ -322,7 +322,7 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 static void
 check_lsh_index(Relation index)
 {
-	if (index->rd_indam->ambuild != lshbuild)
+	if (!lsh_is_lsh_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));

@@ -34,7 +34,6 @@
 
 #include <algorithm>
 
-#include "core/hash.h"
 #include "core/jaccard.h"
 #include "pg/lsh/pairs.h"
 #include "pg/lsh/lsh_pending.h"
@@ -174,18 +173,6 @@ sort_unique_ids(uint64 *ids, int n) noexcept
 	return (int) (std::unique(ids, ids + n) - ids);
 }
 
-/* the key of one band, as lsh_band_keys() computes it */
-static inline uint32
-band_key(const LshIndexParams *params, const uint32 *values, int band)
-{
-	uint64		h;
-
-	if (params->version != LSH_VERSION_EXACT)
-		return minhash::prefix_band_key(params->layout, values + (Size) band * params->rows, band);
-	h = minhash::band_hash(values + (Size) band * params->rows, params->rows, band);
-	return (uint32) (h ^ (h >> 32));
-}
-
 /* first band in which the two signatures agree on the first len values, or -1 */
 static inline int
 first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows, int len)
@@ -284,12 +271,9 @@ live_slot(PairsWalk *w, int part, Page page, uint32 rowid, BlockNumber blkno)
 {
 	PairsRun   *run = w->run;
 	PairsPart  *pt = &run->parts[part];
-	const LshSlotHeader *slot = LshDataSlot(page, lsh_rowid_slot(&run->params, rowid),
-											run->params.num_perm);
-	const char *problem = lsh_slot_problem(slot);
+	const LshSlotHeader *slot = lsh_slot_read(pt->index, page, &run->params,
+											  lsh_rowid_slot(&run->params, rowid), blkno);
 
-	if (problem != NULL)
-		lsh_corrupted(pt->index, problem, blkno);
 	if (slot->state != LSH_SLOT_LIVE)
 		return NULL;
 	lsh_check_heap_tid(pt->index, pt->heap, &pt->heap_nblocks, &slot->tid, blkno);
@@ -370,7 +354,7 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 		if ((bb == 0 ? 0 : (int) (w->group.key >> (32 - bb))) != f)
 			return -1;
 	}
-	else if (band_key(&run->params, sa, f) != w->group.key)
+	else if (minhash::lsh_band_key(run->params.layout, false, sa, f) != w->group.key)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)

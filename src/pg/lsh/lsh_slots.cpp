@@ -1,0 +1,51 @@
+/*
+ * The signature store: row ids (block * slots per page + slot) and the slot
+ * reader every path that reads a stored signature by row id goes through.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh.h"
+
+uint32
+lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot)
+{
+	uint64		id = (uint64) blkno * params->slots_per_page + slot;
+
+	if (id > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lsh index is too large: row ids are 32 bits"),
+				 errdetail("Data block %u, slot %d.", blkno, slot)));
+	return (uint32) id;
+}
+
+BlockNumber
+lsh_rowid_block(const LshIndexParams *params, uint32 rowid)
+{
+	return rowid / params->slots_per_page;
+}
+
+int
+lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
+{
+	return (int) (rowid % params->slots_per_page);
+}
+
+/*
+ * The slot reader: slot `slot` of data page `page` (block blkno of index,
+ * read through a checked walk or checked by the caller), itself checked: an
+ * invalid state or heap TID is damage (XX002). Every reader of stored
+ * signatures -- scans, VACUUM, the all-pairs walk -- takes slots through
+ * here; minhash_lsh_check reports the same problems (lsh_slot_problem) as
+ * rows instead.
+ */
+LshSlotHeader *
+lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot, BlockNumber blkno)
+{
+	LshSlotHeader *s = LshDataSlot(page, slot, params->num_perm);
+	const char *problem = lsh_slot_problem(s);
+
+	if (problem != NULL)
+		lsh_corrupted(index, problem, blkno);
+	return s;
+}

@@ -1,0 +1,376 @@
+/*
+ * The band tree: the descent from the root to a leaf (through the backend's
+ * copy of the internal levels), and the leaves: writing and decoding their
+ * two entry formats, and collecting the row ids of a key range.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh.h"
+
+extern "C" {
+#include "utils/rel.h"
+}
+
+/*
+ * Which child of an internal page (its n entries e) to follow for key. Entry
+ * i > 0 holds the low key of child i, entry 0 the page's own low key. With
+ * leftmost, the leftmost child that may hold key (a run of equal keys may
+ * span children: child i-1 may end with the key child i starts with); else
+ * the rightmost one, which is where inserts go.
+ */
+int
+lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost)
+{
+	int			lo = 1;
+	int			hi = n;
+
+	/* first i in [1, n) with e[i].key >= key (leftmost) or > key */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (leftmost ? e[mid].key < key : e[mid].key <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+int
+lsh_child_index(Page page, uint32 key, bool leftmost)
+{
+	return lsh_child_search(LshTreeEntries(page), LshTreeCount(page), key, leftmost);
+}
+
+/*
+ * A backend-local copy of the internal levels, kept in the index's
+ * rd_amcache. Every descent would otherwise read height - 1 shared internal
+ * pages per band (the root alone 30 times a query); internal pages change
+ * only in a split, and every split bumps the metapage's nsplits, so the copy
+ * is valid while nsplits, root and height are unchanged. Pages are numbered
+ * in breadth-first order; an entry's value is the child's page number for
+ * levels above 1 and the leaf's block at level 1.
+ */
+typedef struct LshTreeCache
+{
+	uint64		nsplits;
+	BlockNumber root;
+	uint16		height;
+	int			npages;
+	int		   *first;			/* per page: its first entry in entries[] */
+	int		   *count;			/* per page: its number of entries */
+	LshEntry   *entries;
+} LshTreeCache;
+
+/* Copies of more internal pages than this (8 MB) are not kept: descend through buffers. */
+#define LSH_TREE_CACHE_MAX_PAGES 1024
+
+static Page
+lsh_read_internal(LshWalk *w, BlockNumber blkno, int level, Buffer *buf)
+{
+	Page		page;
+
+	lsh_walk_chain(w);			/* a descent, not a chain: its bound is the level */
+	*buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_INTERNAL, level, NULL,
+						 InvalidBlockNumber, &page);
+	return page;
+}
+
+/*
+ * Copy the internal levels into entries (breadth first, one level at a time:
+ * the children of a level get the next page numbers), with each page's first
+ * entry and count; false if they hold more than LSH_TREE_CACHE_MAX_PAGES
+ * pages.
+ */
+static bool
+lsh_copy_internal_levels(Relation index, const LshMetaPageData *meta, LshArray<LshEntry> *entries,
+						 int *first, int *count, int *npages)
+{
+	BlockNumber *blocks = (BlockNumber *) palloc(sizeof(BlockNumber) * LSH_TREE_CACHE_MAX_PAGES);
+	int			nblocks = 1;
+	int			level_start = 0;
+	LshWalk		w;
+
+	lsh_walk_init(&w, index, NULL);
+	blocks[0] = meta->root;
+	for (int level = meta->height - 1; level >= 1; level--)
+	{
+		int			level_end = nblocks;
+
+		for (int p = level_start; p < level_end; p++)
+		{
+			Buffer		buf;
+			Page		page = lsh_read_internal(&w, blocks[p], level, &buf);
+			int			n = LshTreeCount(page);
+			LshEntry   *e;
+
+			if (level > 1 && nblocks + n > LSH_TREE_CACHE_MAX_PAGES)
+			{
+				UnlockReleaseBuffer(buf);
+				pfree(blocks);
+				return false;
+			}
+			first[p] = (int) entries->n;
+			count[p] = n;
+			e = entries->extend(n);
+			memcpy(e, LshTreeEntries(page), sizeof(LshEntry) * n);
+			UnlockReleaseBuffer(buf);
+			if (level > 1)
+			{
+				for (int i = 0; i < n; i++)
+				{
+					blocks[nblocks] = e[i].value;
+					e[i].value = nblocks;
+					nblocks++;
+				}
+			}
+		}
+		level_start = level_end;
+	}
+	pfree(blocks);
+	*npages = nblocks;
+	return true;
+}
+
+/*
+ * Build the copy, as one allocation in the index's relcache memory (the
+ * relcache frees rd_amcache with a single pfree). NULL if the tree has too
+ * many internal pages. The caller holds the metapage lock.
+ */
+static LshTreeCache *
+lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
+{
+	int		   *first = (int *) palloc(sizeof(int) * LSH_TREE_CACHE_MAX_PAGES);
+	int		   *count = (int *) palloc(sizeof(int) * LSH_TREE_CACHE_MAX_PAGES);
+	LshArray<LshEntry> entries = {};
+	int			npages = 0;
+	LshTreeCache *cache = NULL;
+
+	if (lsh_copy_internal_levels(index, meta, &entries, first, count, &npages))
+	{
+		char	   *mem = (char *) MemoryContextAlloc(index->rd_indexcxt,
+													  MAXALIGN(sizeof(LshTreeCache)) +
+													  MAXALIGN(sizeof(int) * npages) * 2 +
+													  sizeof(LshEntry) * entries.n);
+
+		cache = (LshTreeCache *) mem;
+		mem += MAXALIGN(sizeof(LshTreeCache));
+		cache->first = (int *) mem;
+		mem += MAXALIGN(sizeof(int) * npages);
+		cache->count = (int *) mem;
+		mem += MAXALIGN(sizeof(int) * npages);
+		cache->entries = (LshEntry *) mem;
+		memcpy(cache->first, first, sizeof(int) * npages);
+		memcpy(cache->count, count, sizeof(int) * npages);
+		if (entries.n > 0)
+			memcpy(cache->entries, entries.data, sizeof(LshEntry) * entries.n);
+		cache->nsplits = meta->nsplits;
+		cache->root = meta->root;
+		cache->height = meta->height;
+		cache->npages = npages;
+	}
+	pfree(first);
+	pfree(count);
+	entries.free();
+	return cache;
+}
+
+/*
+ * Descend from the root to the leaf for key. The caller holds the metapage
+ * lock (share at least), so internal pages cannot change under us. *low is
+ * the leaf's low key as its parent records it (the separator), which the
+ * caller checks against the leaf (lsh_walk's check_low); *has_low is false
+ * when the root is the leaf.
+ */
+BlockNumber
+lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+				  bool *has_low, uint32 *low)
+{
+	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
+	BlockNumber blkno = meta->root;
+	LshWalk		w;
+
+	*has_low = false;
+	*low = 0;
+	if (meta->height <= 1)
+		return blkno;
+	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
+		cache->height != meta->height)
+	{
+		if (cache != NULL)
+			pfree(cache);
+		index->rd_amcache = NULL;
+		cache = lsh_build_tree_cache(index, meta);
+		index->rd_amcache = cache;
+	}
+	*has_low = true;
+	if (cache != NULL)
+	{
+		int			p = 0;
+
+		for (int level = meta->height - 1; level >= 1; level--)
+		{
+			const LshEntry *e = cache->entries + cache->first[p];
+			const LshEntry *child = &e[lsh_child_search(e, cache->count[p], key, leftmost)];
+
+			if (level == 1)
+			{
+				*low = child->key;
+				return child->value;
+			}
+			p = (int) child->value;
+		}
+	}
+
+	/* too large to copy: through the buffers, locking each page while read */
+	lsh_walk_init(&w, index, NULL);
+	for (int level = meta->height - 1; level > 0; level--)
+	{
+		Buffer		buf;
+		Page		page = lsh_read_internal(&w, blkno, level, &buf);
+		const LshEntry *child = &LshTreeEntries(page)[lsh_child_index(page, key, leftmost)];
+
+		blkno = child->value;
+		*low = child->key;
+		UnlockReleaseBuffer(buf);
+	}
+	return blkno;
+}
+
+BlockNumber
+lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost)
+{
+	bool		has_low;
+	uint32		low;
+
+	return lsh_find_leaf_low(index, meta, key, leftmost, &has_low, &low);
+}
+
+/*
+ * Write n entries into a leaf whose low key, high key and HAS_HIGH flag are
+ * set, choosing the narrow format when the leaf's key range allows it.
+ * Returns false (page untouched) if the entries do not fit.
+ */
+bool
+lsh_leaf_write(Page page, const LshEntry *entries, int n)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	uint32		high = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : PG_UINT32_MAX;
+	bool		narrow = high - opaque->low <= LSH_NARROW_RANGE &&
+		n <= (int) (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE);
+
+	if (!narrow && n > (int) (LSH_CONTENT_SIZE / LSH_WIDE_ENTRY_SIZE))
+		return false;
+	if (narrow)
+		opaque->flags |= LSH_NARROW;
+	else
+		opaque->flags &= ~LSH_NARROW;
+	((PageHeader) page)->pd_lower = LSH_CONTENT_START;
+	for (int i = 0; i < n; i++)
+		lsh_leaf_append(page, entries[i].key, entries[i].value);
+	return true;
+}
+
+/* All entries of a leaf, decoded into out (room for lsh_leaf_count entries). */
+int
+lsh_leaf_decode(Page page, LshEntry *out)
+{
+	int			n = lsh_leaf_count(page);
+
+	for (int i = 0; i < n; i++)
+	{
+		out[i].key = lsh_leaf_key(page, i);
+		out[i].value = lsh_leaf_rowid(page, i);
+	}
+	return n;
+}
+
+int
+lsh_entry_cmp(const void *a, const void *b)
+{
+	const LshEntry *x = (const LshEntry *) a;
+	const LshEntry *y = (const LshEntry *) b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return 0;
+}
+
+int
+lsh_uint32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+
+/*
+ * Append to ids the row ids of the leaf's entries with keys in [lo, hi].
+ * Narrow entries are compared on their 3 stored bytes (key - low) with the
+ * range's offsets, without decoding the keys.
+ */
+void
+lsh_leaf_collect(Page page, uint32 lo, uint32 hi, LshArray<uint32> *ids)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	int			n = lsh_leaf_count(page);
+	uint32		off_lo;
+	uint32		off_span;
+	const uint8 *p = (const uint8 *) page + LSH_CONTENT_START;
+
+	if (!(opaque->flags & LSH_NARROW))
+	{
+		const LshEntry *e = (const LshEntry *) p;
+
+		if (lo == hi)
+		{
+			for (int i = 0; i < n; i++)
+			{
+				if (e[i].key == lo)
+					ids->push(e[i].value);
+			}
+		}
+		else
+		{
+			for (int i = 0; i < n; i++)
+			{
+				if (e[i].key - lo <= hi - lo)
+					ids->push(e[i].value);
+			}
+		}
+		return;
+	}
+	if (lo == hi)
+	{
+		/* whole bands (the design depth): as 1.0 did, equality on the 3 stored bytes */
+		if (lo - opaque->low > LSH_NARROW_RANGE)
+			return;
+		off_lo = lo - opaque->low;
+		off_span = 0;
+	}
+	else
+	{
+		if (hi < opaque->low || (lo > opaque->low && lo - opaque->low > LSH_NARROW_RANGE))
+			return;
+		off_lo = lo <= opaque->low ? 0 : lo - opaque->low;
+		off_span = Min(hi - opaque->low, (uint32) LSH_NARROW_RANGE) - off_lo;
+	}
+	for (int i = 0; i < n; i++, p += LSH_NARROW_ENTRY_SIZE)
+	{
+#ifndef WORDS_BIGENDIAN
+		uint32		w;
+
+		/* one 4-byte load: the 4th byte (the row id's first) is masked off */
+		memcpy(&w, p, sizeof(w));
+		if ((w & 0xFFFFFF) - off_lo <= off_span)
+#else
+		if ((p[0] | ((uint32) p[1] << 8) | ((uint32) p[2] << 16)) - off_lo <= off_span)
+#endif
+			ids->push(lsh_leaf_rowid(page, i));
+	}
+}
