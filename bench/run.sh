@@ -2,6 +2,7 @@
 # The minhash benchmark (`make bench`).
 #
 #   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
+#                     [--sections "index forest"]
 #
 # Builds the extension and bench/'s programs (CMake, build/core), generates (or reuses) the
 # deterministic corpus for the scale, starts a scratch cluster, loads the data
@@ -14,6 +15,9 @@
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
 # --profile: also perf-profile the signature scan and the index queries.
 # --keep: leave the scratch cluster's directory behind (for inspection).
+# --sections LIST: run only these sections (space- or comma-separated, of
+#   truth throughput index queries allpairs targets forest profile plots) after
+#   loading the data; "forest" needs "index" (its indexes). Default: all.
 # A section whose feature has not been built prints "not available: ...".
 # Tables also go to bench/results/<scale>/report.md.
 set -euo pipefail
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 bench=$root/bench
 
-scale=10k smoke=0 plots=1 keep=0 profile=0
+scale=10k smoke=0 plots=1 keep=0 profile=0 sections=all
 while [ $# -gt 0 ]; do
     case "$1" in
     --scale) scale=${2:?--scale needs 10k, 100k or 1m}; shift 2 ;;
@@ -29,7 +33,8 @@ while [ $# -gt 0 ]; do
     --no-plots) plots=0; shift ;;
     --keep) keep=1; shift ;;
     --profile) profile=1; shift ;;
-    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]" >&2; exit 2 ;;
+    --sections) sections=" ${2//,/ } "; shift 2 ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep] [--sections LIST]" >&2; exit 2 ;;
     esac
 done
 [ "$smoke" = 1 ] && scale=10k
@@ -123,16 +128,18 @@ if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_e
     have_ext=0
 fi
 
+# wanted NAME: whether --sections (default: every section) includes NAME.
+wanted() { [ "$sections" = all ] || [[ "$sections" == *" $1 "* ]]; }
 load_data
-check_truth
-section_throughput
-section_index
-section_queries
-section_allpairs
-section_targets
-section_forest
-[ "$profile" = 1 ] && section_profile
-[ "$plots" = 1 ] && section_plots
+wanted truth && check_truth
+wanted throughput && section_throughput
+wanted index && section_index
+wanted queries && section_queries
+wanted allpairs && section_allpairs
+wanted targets && section_targets
+wanted forest && section_forest
+[ "$profile" = 1 ] && wanted profile && section_profile
+[ "$plots" = 1 ] && wanted plots && section_plots
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
 echo
