@@ -218,3 +218,22 @@ ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash
 -- the function is the same C symbol, only its description changes.
 COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
     'MinHash signature of the set of non-NULL array elements, identified by a form no setting changes (text for integers, text types and other types whose output reads no setting; binary for the rest)';
+
+-- issue 13.2: fast inserts. minhash_lsh_stats reports the pending list
+-- (two more OUT columns: the function is re-created, same C symbol), and the
+-- pending list can be merged on demand (src/sql/50_lsh.sql).
+DROP FUNCTION minhash_lsh_stats(regclass);
+CREATE FUNCTION minhash_lsh_stats(index regclass,
+    OUT num_perm int, OUT seed int8, OUT bands int, OUT rows int, OUT threshold float8,
+    OUT height int, OUT pages int8, OUT data_pages int8, OUT leaf_pages int8,
+    OUT internal_pages int8, OUT unused_pages int8, OUT live_rows int8, OUT dead_rows int8,
+    OUT free_slots int8, OUT entries int8, OUT leaf_fill float8,
+    OUT pending_pages int8, OUT pending_rows int8)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_stats' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
+    'parameters and page, row and entry counts of an lsh index';
+
+CREATE FUNCTION minhash_lsh_clean_pending_list(index regclass) RETURNS int8
+    AS 'MODULE_PATHNAME', 'minhash_lsh_clean_pending_list' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION minhash_lsh_clean_pending_list(regclass) IS
+    'merge the pending list of an lsh index (fastupdate) into its tree; returns the rows merged';

@@ -44,13 +44,21 @@ CREATE FUNCTION minhash_lsh_stats(index regclass,
     OUT num_perm int, OUT seed int8, OUT bands int, OUT rows int, OUT threshold float8,
     OUT height int, OUT pages int8, OUT data_pages int8, OUT leaf_pages int8,
     OUT internal_pages int8, OUT unused_pages int8, OUT live_rows int8, OUT dead_rows int8,
-    OUT free_slots int8, OUT entries int8, OUT leaf_fill float8)
+    OUT free_slots int8, OUT entries int8, OUT leaf_fill float8,
+    OUT pending_pages int8, OUT pending_rows int8)
     AS 'MODULE_PATHNAME', 'minhash_lsh_stats' LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 -- Left executable by PUBLIC: it takes AccessShareLock (a SELECT's lock,
 -- which conflicts only with DDL) for one read of the index, and only after
 -- checking that the caller owns the table.
 COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
     'parameters and page, row and entry counts of an lsh index';
+
+-- Merges the pending list (fastupdate) into the tree now, as VACUUM does;
+-- the index's owner only, as gin_clean_pending_list. Returns the rows merged.
+CREATE FUNCTION minhash_lsh_clean_pending_list(index regclass) RETURNS int8
+    AS 'MODULE_PATHNAME', 'minhash_lsh_clean_pending_list' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION minhash_lsh_clean_pending_list(regclass) IS
+    'merge the pending list of an lsh index (fastupdate) into its tree; returns the rows merged';
 
 -- minhash_similar(sig, q, t) becomes this index condition (lsh_support.cpp).
 ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash_query);

@@ -5,6 +5,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 #include <cfloat>
 #include <cmath>
@@ -72,6 +73,19 @@ lsh_init(void)
 	add_real_reloption(lsh_relopt_kind, "fn_weight",
 					   "Weight of false negatives when choosing bands and rows for a threshold",
 					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
+	/*
+	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert.
+	 * Off by default, unlike GIN: every scan verifies every pending row, so
+	 * a full list adds to each query's CPU what the index exists to save
+	 * (docs/lsh.md, "Fast inserts"); bulk loaders turn it on.
+	 */
+	add_bool_reloption(lsh_relopt_kind, "fastupdate",
+					   "Inserts go to the pending list, merged into the tree in bulk",
+					   false, ShareUpdateExclusiveLock);
+	add_int_reloption(lsh_relopt_kind, "pending_list_limit",
+					  "Size of the pending list's signatures that triggers its merge, in kB",
+					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+	lsh_pending_init();
 
 	DefineCustomIntVariable("minhash.lsh_min_candidates",
 							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",
@@ -121,6 +135,8 @@ lshoptions(Datum reloptions, bool validate)
 		{"rows", RELOPT_TYPE_INT, offsetof(LshOptions, rows)},
 		{"fp_weight", RELOPT_TYPE_REAL, offsetof(LshOptions, fp_weight)},
 		{"fn_weight", RELOPT_TYPE_REAL, offsetof(LshOptions, fn_weight)},
+		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(LshOptions, fastupdate)},
+		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(LshOptions, pending_list_limit)},
 	};
 	LshOptions *opts;
 

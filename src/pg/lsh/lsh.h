@@ -103,10 +103,13 @@ extern "C" {
  * On-disk versions. 1 (minhash 1.0): band key = XXH3 of the band folded to 32
  * bits, exact band match only. 2 (1.1): prefix-preserving band keys (see
  * core/lsh_prefix.h) and per-depth build statistics; probes at any depth.
- * Both are read and written; a version-1 index keeps 1.0's capabilities until
+ * 3 (1.1): version 2 plus the pending list of fast inserts (lsh_pending.h).
+ * All are read and written; a version-1 index keeps 1.0's capabilities, a
+ * version-2 one has no pending list (inserts go straight to the tree), until
  * REINDEX.
  */
-#define LSH_VERSION			2
+#define LSH_VERSION			3
+#define LSH_VERSION_PREFIX	2	/* prefix keys, no pending list */
 #define LSH_VERSION_EXACT	1
 #define LSH_PAGE_ID			0xFF8C		/* opaque.page_id of every lsh page */
 #define LSH_METAPAGE_BLKNO	0
@@ -116,10 +119,12 @@ extern "C" {
 #define LSH_PAGE_DATA		0x0002
 #define LSH_PAGE_INTERNAL	0x0004
 #define LSH_PAGE_LEAF		0x0008
-#define LSH_PAGE_TYPE_MASK	0x000F
+#define LSH_PAGE_PENDING	0x0080	/* version 3: pending list page (lsh_pending.h) */
+#define LSH_PAGE_TYPE_MASK	0x008F
 #define LSH_HAS_HIGH		0x0010	/* tree page: high key is valid (not rightmost) */
 #define LSH_IN_FREELIST		0x0020	/* data page: on the free-slot list */
 #define LSH_NARROW			0x0040	/* leaf: 7-byte entries (see lsh_leaf_*) */
+#define LSH_PENDING_CLOSED	0x0100	/* pending page: no more appends (a merge took it) */
 
 /* slot states */
 #define LSH_SLOT_FREE		0
@@ -202,17 +207,36 @@ typedef struct LshMetaPageData
 	 * build_sumsq is for whole keys.
 	 */
 	uint64		build_prefix_sumsq[LSH_PREFIX_STATS];
+	/*
+	 * Version 3 only: the pending list (lsh_pending.h). Rows inserted with
+	 * fastupdate have their signature in a data slot and their row id on a
+	 * pending page, their band entries not yet in the tree.
+	 */
+	BlockNumber pending_head;	/* first pending page, or InvalidBlockNumber */
+	BlockNumber pending_tail;	/* last pending page, where inserts append */
+	BlockNumber pending_free;	/* merged pending pages, for reuse as pending pages */
+	BlockNumber merge_upto;		/* a merge in progress up to this page (a crash left
+								 * entries of it in the tree): the next merge checks
+								 * for entries already there */
+	uint32		pending_pages;
+	uint32		pending_pad;
+	uint64		pending_rows;
 } LshMetaPageData;
 
 typedef LshMetaPageData *LshMetaPage;
 
-/* a version-1 metapage ends before the per-depth statistics */
+/* a version-1 metapage ends before the per-depth statistics, a version-2 one before the pending list */
 #define LSH_META_SIZE_V1	offsetof(LshMetaPageData, build_prefix_sumsq)
+#define LSH_META_SIZE_V2	offsetof(LshMetaPageData, pending_head)
 static inline Size
 lsh_meta_size(uint32 version)
 {
-	return version == LSH_VERSION_EXACT ? LSH_META_SIZE_V1 : sizeof(LshMetaPageData);
+	return version == LSH_VERSION_EXACT ? LSH_META_SIZE_V1 :
+		version == LSH_VERSION_PREFIX ? LSH_META_SIZE_V2 : sizeof(LshMetaPageData);
 }
+
+/* versions this build reads */
+#define LSH_VERSION_KNOWN(v)	((v) == LSH_VERSION_EXACT || (v) == LSH_VERSION_PREFIX || (v) == LSH_VERSION)
 
 /* A band entry; also the layout of an internal entry (key, child block) */
 typedef struct LshEntry
@@ -237,6 +261,8 @@ typedef struct LshOptions
 	int			rows;			/* 0: not given */
 	double		fp_weight;		/* -1: not given */
 	double		fn_weight;		/* -1: not given */
+	bool		fastupdate;		/* inserts go to the pending list (version 3) */
+	int			pending_list_limit;	/* kB; -1: minhash.lsh_pending_list_limit */
 } LshOptions;
 
 #define LshPageGetOpaque(page) ((LshPageOpaque) PageGetSpecialPointer(page))
@@ -460,7 +486,7 @@ typedef struct LshWalk
 /* tree heights beyond this are damage: 4 levels already address more than 32-bit row ids */
 #define LSH_MAX_HEIGHT		16
 #define LSH_PAGE_TREE		(LSH_PAGE_LEAF | LSH_PAGE_INTERNAL)
-#define LSH_PAGE_ANY		(LSH_PAGE_META | LSH_PAGE_DATA | LSH_PAGE_TREE)
+#define LSH_PAGE_ANY		(LSH_PAGE_META | LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING)
 
 const char *lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params);
 const char *lsh_slot_problem(const LshSlotHeader *slot);

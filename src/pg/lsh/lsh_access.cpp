@@ -20,13 +20,14 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
 #include "access/htup_details.h"
 #include "utils/rel.h"
 }
 
-#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW)
+#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW | LSH_PENDING_CLOSED)
 
 /*
  * What is wrong with page (NULL: nothing) for a reader that expects one of
@@ -54,13 +55,16 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 		return psprintf("invalid pd_lower %d or pd_upper %d", ph->pd_lower, ph->pd_upper);
 	if (opaque->flags & ~LSH_KNOWN_FLAGS)
 		return "unknown page flags";
+	if ((opaque->flags & LSH_PENDING_CLOSED) && (opaque->flags & LSH_PAGE_TYPE_MASK) != LSH_PAGE_PENDING)
+		return "pending page flag on another page type";
 	type = opaque->flags & LSH_PAGE_TYPE_MASK;
 	if (type != LSH_PAGE_META && type != LSH_PAGE_DATA && type != LSH_PAGE_INTERNAL &&
-		type != LSH_PAGE_LEAF)
+		type != LSH_PAGE_LEAF && type != LSH_PAGE_PENDING)
 		return "unknown page type";
 	if ((type & types) == 0)
 		return type == LSH_PAGE_META ? "unexpected metapage" :
 			type == LSH_PAGE_DATA ? "unexpected data page" :
+			type == LSH_PAGE_PENDING ? "unexpected pending list page" :
 			type == LSH_PAGE_LEAF ? "unexpected leaf" : "unexpected internal page";
 
 	if (type == LSH_PAGE_LEAF || type == LSH_PAGE_INTERNAL)
@@ -88,6 +92,8 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 			!minhash::lsh_layout::narrow_range_ok(has_high, opaque->low, opaque->high))
 			return "narrow leaf whose key range needs more than 24 bits";
 	}
+	else if (type == LSH_PAGE_PENDING)
+		return lsh_pending_page_problem(page);
 	else if (type == LSH_PAGE_DATA)
 	{
 		if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW))
@@ -296,10 +302,10 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	m = *meta;
 	if (m->magic != LSH_MAGIC)
 		lsh_corrupted(index, "bad magic number", LSH_METAPAGE_BLKNO);
-	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
+	if (!LSH_VERSION_KNOWN(m->version))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads versions %d and %d",
+				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads versions %d to %d",
 						RelationGetRelationName(index), m->version, LSH_VERSION_EXACT, LSH_VERSION),
 				 errhint("REINDEX the index.")));
 	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)

@@ -38,6 +38,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
 #include "access/relation.h"
@@ -73,6 +74,7 @@ PG_FUNCTION_INFO_V1(minhash_lsh_check);
 #define PT_INTERNAL	4
 #define PT_LEAF		5
 #define PT_OTHER	6
+#define PT_PENDING	7
 
 typedef struct LshChecker
 {
@@ -88,6 +90,7 @@ typedef struct LshChecker
 	uint64		nrowids;		/* nblocks * slots per page */
 	uint8	   *slotstate;		/* per row id */
 	uint16	   *missing;		/* per row id: band entries not found */
+	uint64		npending_pages;	/* pending list pages found by the physical pass */
 	uint32	   *keys;			/* scratch: one row's band keys */
 	/* the leaves' entries as (row id, key) sort keys */
 	Tuplesortstate *actual;
@@ -139,8 +142,8 @@ check_meta(LshChecker *c)
 
 	if (m->magic != LSH_MAGIC)
 		problem(c, "metapage: bad magic number %08x", m->magic), ok = false;
-	if (m->version != LSH_VERSION && m->version != LSH_VERSION_EXACT)
-		problem(c, "metapage: version %u, expected %d or %d", m->version, LSH_VERSION_EXACT,
+	if (!LSH_VERSION_KNOWN(m->version))
+		problem(c, "metapage: version %u, expected %d to %d", m->version, LSH_VERSION_EXACT,
 				LSH_VERSION), ok = false;
 	if (!ok)
 		return false;
@@ -205,6 +208,15 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 			const char *pproblem = lsh_page_problem(page, LSH_PAGE_TREE, -1, NULL);
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
+			if (pproblem != NULL)
+				problem(c, "block %u: %s", blkno, pproblem);
+		}
+		else if (LshPageType(page) == LSH_PAGE_PENDING)
+		{
+			const char *pproblem = lsh_page_problem(page, LSH_PAGE_PENDING, -1, NULL);
+
+			c->ptype[blkno] = PT_PENDING;
+			c->npending_pages++;
 			if (pproblem != NULL)
 				problem(c, "block %u: %s", blkno, pproblem);
 		}
@@ -582,6 +594,31 @@ report_problem(void *arg, const char *msg)
 	problem((LshChecker *) arg, "%s", msg);
 }
 
+/*
+ * A pending row (fastupdate) has no band entries yet, or some of them if a
+ * merge was interrupted: not a problem; but it must name an allocated slot.
+ */
+static void
+pending_row(void *arg, uint32 rowid)
+{
+	LshChecker *c = (LshChecker *) arg;
+
+	if (c->slotstate[rowid] == LSH_SLOT_FREE)
+		problem(c, "pending row id %u names a free slot", rowid);
+	c->missing[rowid] = 0;
+}
+
+static void
+check_pending(LshChecker *c)
+{
+	uint64		seen;
+
+	lsh_pending_check(c->index, &c->meta, c->nrowids, report_problem, pending_row, c, &seen);
+	if (seen != c->npending_pages)
+		problem(c, "%llu pending list pages, %llu of them on the pending list or its free list",
+				(unsigned long long) c->npending_pages, (unsigned long long) seen);
+}
+
 extern "C" Datum
 minhash_lsh_check(PG_FUNCTION_ARGS)
 {
@@ -637,6 +674,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 			}
 			check_pairs(&c);
 			tuplesort_end(c.actual);
+			check_pending(&c);
 			check_rows(&c, nallocated);
 		}
 		/* also without parameters: then no row may be visible with a signature */

@@ -13,6 +13,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 #include <cstdlib>
 
@@ -28,7 +29,8 @@ extern "C" {
  * creates the root leaf.
  */
 static uint32
-lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
+lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid,
+					bool pending)
 {
 	LshWalk		w;
 
@@ -47,6 +49,7 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		BlockNumber blkno;
 		int			slotno = -1;
 		LshSlotHeader *slot;
+		Buffer		pending_bufs[2] = {InvalidBuffer, InvalidBuffer};
 
 		if (meta->num_perm == 0)
 		{
@@ -119,6 +122,16 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 			continue;
 		}
 
+		if (pending)
+		{
+			/* fastupdate: the row id goes on the pending list in this same record */
+			Buffer		newbuf;
+			Buffer		tailbuf = lsh_pending_prepare(index, meta, &newbuf);
+
+			lsh_pending_add(state, wmeta, tailbuf, newbuf, lsh_rowid(&params, blkno, slotno));
+			pending_bufs[0] = tailbuf;
+			pending_bufs[1] = newbuf;
+		}
 		slot = LshDataSlot(page, slotno, params.num_perm);
 		slot->tid = *tid;
 		slot->state = LSH_SLOT_LIVE;
@@ -148,6 +161,11 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		UnlockReleaseBuffer(databuf);
 		if (BufferIsValid(rootbuf))
 			UnlockReleaseBuffer(rootbuf);
+		for (int i = 0; i < 2; i++)
+		{
+			if (BufferIsValid(pending_bufs[i]))
+				UnlockReleaseBuffer(pending_bufs[i]);
+		}
 		return lsh_rowid(&params, blkno, slotno);
 	}
 }
@@ -457,7 +475,17 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	sig = DatumGetMinHashSig(values[0]);
 
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
-	rowid = lsh_store_signature(index, metabuf, sig, heap_tid);
+	if (lsh_pending_usable(index, meta))
+	{
+		/* fastupdate: one WAL record; the band entries wait for the merge */
+		(void) lsh_store_signature(index, metabuf, sig, heap_tid, true);
+		UnlockReleaseBuffer(metabuf);
+		lsh_pending_maybe_merge(index);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextDelete(tmpcxt);
+		return false;
+	}
+	rowid = lsh_store_signature(index, metabuf, sig, heap_tid, false);
 	lsh_meta_params(meta, &params);
 	UnlockReleaseBuffer(metabuf);
 

@@ -63,6 +63,10 @@ lsh_init_metapage(Page page, const LshOptions *opts)
 	meta->root = InvalidBlockNumber;
 	meta->leftmost = InvalidBlockNumber;
 	meta->free_head = InvalidBlockNumber;
+	meta->pending_head = InvalidBlockNumber;
+	meta->pending_tail = InvalidBlockNumber;
+	meta->pending_free = InvalidBlockNumber;
+	meta->merge_upto = InvalidBlockNumber;
 	meta->opt_threshold = opts ? opts->threshold : -1;
 	meta->opt_bands = opts ? opts->bands : 0;
 	meta->opt_rows = opts ? opts->rows : 0;

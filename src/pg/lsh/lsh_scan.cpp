@@ -39,6 +39,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 #include <cstdlib>
 
@@ -489,6 +490,8 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
+	/* pending rows (fastupdate) are candidates of every probe; read before the tree (lsh_pending.h) */
+	lsh_pending_collect(index, &so->walk, &ids);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	for (int b = 0; b < params->bands; b++)
 	{

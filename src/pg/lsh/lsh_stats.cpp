@@ -36,8 +36,8 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	BlockNumber nblocks;
 	int64		data_pages = 0, leaf_pages = 0, internal_pages = 0, unused_pages = 0;
 	int64		live = 0, dead = 0, free_slots = 0, entries = 0, entry_bytes = 0;
-	Datum		values[16];
-	bool		nulls[16] = {false};
+	Datum		values[18];
+	bool		nulls[18] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -59,7 +59,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 		page = BufferGetPage(buf);
 		/* the readers' page checks: a census of a damaged index would mislead */
 		problem = PageIsNew(page) ? NULL :
-			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE, -1, &params);
+			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING, -1, &params);
 		if (problem != NULL)
 			lsh_corrupted(index, problem, blkno);
 		if (PageIsNew(page))
@@ -110,5 +110,8 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 	{
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
 	}
+	/* version 3: the pending list (1.0's declaration of the function has 16 columns: heap_form_tuple takes natts) */
+	values[16] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_pages : 0);
+	values[17] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_rows : 0);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

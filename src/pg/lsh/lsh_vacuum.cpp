@@ -17,8 +17,10 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
+#include "postmaster/autovacuum.h"
 #include "access/genam.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -202,6 +204,13 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
+	/*
+	 * Merge the pending list first, so that no dead row's entries are on it
+	 * (rows pending later were inserted after the table scan that found the
+	 * dead ones: their TIDs are not dead). See lsh_pending.h.
+	 */
+	(void) lsh_pending_merge(index, true, true);
+
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	lsh_meta_params(meta, &params);
 	leftmost = meta->leftmost;
@@ -286,10 +295,22 @@ lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	LshMetaPage meta;
 	Buffer		metabuf;
 
+	/*
+	 * As GIN: a VACUUM that removed nothing (insert-only tables, which
+	 * autovacuum visits by its insert threshold) still merges the pending
+	 * list, and so does autovacuum's ANALYZE.
+	 */
 	if (info->analyze_only)
+	{
+		if (IsAutoVacuumWorkerProcess())
+			(void) lsh_pending_merge(info->index, true, true);
 		return stats;
+	}
 	if (stats == NULL)
+	{
+		(void) lsh_pending_merge(info->index, true, true);
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	}
 
 	/* the slot count is exact: every slot allocation and release updates it */
 	metabuf = lsh_read_meta(info->index, BUFFER_LOCK_SHARE, &meta);

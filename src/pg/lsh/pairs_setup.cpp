@@ -455,7 +455,8 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 		part->leftmost = InvalidBlockNumber;	/* nothing was ever inserted */
 	else if (run->params.num_perm == 0)
 		run->params = params;
-	else if (params.version != run->params.version)
+	else if ((params.version == LSH_VERSION_EXACT) != (run->params.version == LSH_VERSION_EXACT))
+		/* versions 2 and 3 share their band keys (3 adds the pending list) */
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the partitions of lsh index \"%s\" do not share their on-disk version",

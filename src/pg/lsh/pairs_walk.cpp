@@ -36,6 +36,7 @@
 
 #include "core/jaccard.h"
 #include "pg/lsh/pairs.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
 #include "catalog/pg_operator.h"
@@ -866,8 +867,32 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
 			 run->args.funcname, run->nparts, run->indexname);
 	/* one cursor per part, each with room for a full leaf of the narrower (7-byte) format */
-	w.cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts);
-	w.heap = (int *) palloc(sizeof(int) * run->nparts);
+	w.cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts * 2);
+	w.heap = (int *) palloc(sizeof(int) * run->nparts * 2);
+	/*
+	 * Then one more cursor per part: its pending rows' entries (fastupdate),
+	 * read before its leaf level (lsh_pending.h); a row merged meanwhile
+	 * meets itself in a group, where row ids are deduplicated.
+	 */
+	for (int p = run->nparts; p < 2 * run->nparts; p++)
+	{
+		PairsCursor *c = &w.cursors[p];
+
+		c->part = p - run->nparts;
+		c->leaf = lsh_pending_entries(run->parts[c->part].index, &run->params, &c->n);
+		c->next = InvalidBlockNumber;
+		if (c->n > 0)
+		{
+			int			i = w.nheap++;
+
+			w.heap[i] = p;
+			while (i > 0 && cursor_key(&w, w.heap[(i - 1) / 2]) > cursor_key(&w, w.heap[i]))
+			{
+				std::swap(w.heap[i], w.heap[(i - 1) / 2]);
+				i = (i - 1) / 2;
+			}
+		}
+	}
 	for (int p = 0; p < run->nparts; p++)
 	{
 		PairsCursor *c = &w.cursors[p];

@@ -1,0 +1,668 @@
+/*
+ * The pending list of fast inserts (see lsh_pending.h for the layout and the
+ * protocol): appending, merging in bulk, and reading it for scans, the pairs
+ * walk and minhash_lsh_check.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh_pending.h"
+#include "pg/compat.h"
+
+#include <climits>
+
+extern "C" {
+#include "access/xlog.h"
+#include "access/genam.h"
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "postmaster/autovacuum.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(minhash_lsh_clean_pending_list);
+}
+
+/*
+ * minhash.lsh_pending_list_limit (kB): the signatures of pending rows beyond
+ * which an insert merges the list. A scan verifies every pending row, so the
+ * limit bounds what a full list adds to each query; a larger list makes the
+ * merge write more entries per leaf. 4MB (~8,000 rows at k = 128), as
+ * gin_pending_list_limit; measured in BENCHMARKS.md ("Fast ingest").
+ */
+int			lsh_pending_list_limit = 4096;
+
+void
+lsh_pending_init(void)
+{
+	DefineCustomIntVariable("minhash.lsh_pending_list_limit",
+							"Size of the signatures in an lsh index's pending list that triggers its merge.",
+							"Rows inserted with fastupdate wait in the pending list; every scan verifies them.",
+							&lsh_pending_list_limit,
+							4096, 64, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+}
+
+const char *
+lsh_pending_page_problem(Page page)
+{
+	PageHeader	ph = (PageHeader) page;
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW | LSH_IN_FREELIST))
+		return "pending list page with tree or data page flags";
+	if (opaque->level != 0)
+		return "pending list page with a level";
+	if (ph->pd_lower < LSH_CONTENT_START || ph->pd_lower > LSH_CONTENT_START + LSH_CONTENT_SIZE ||
+		(ph->pd_lower - LSH_CONTENT_START) % sizeof(uint32) != 0)
+		return psprintf("pending list page with invalid pd_lower %d", ph->pd_lower);
+	return NULL;
+}
+
+static inline int
+pending_count(Page page)
+{
+	return lsh_count_entries(page, (int) sizeof(uint32));
+}
+
+bool
+lsh_pending_usable(Relation index, const LshMetaPageData *meta)
+{
+	const LshOptions *opts = (const LshOptions *) index->rd_options;
+
+	/* the first insert creates the root and fixes the parameters the direct way */
+	return meta->version == LSH_VERSION && meta->num_perm != 0 &&
+		meta->root != InvalidBlockNumber && opts != NULL && opts->fastupdate;
+}
+
+Size
+lsh_pending_limit_bytes(Relation index)
+{
+	const LshOptions *opts = (const LshOptions *) index->rd_options;
+	int			kb = (opts != NULL && opts->pending_list_limit > 0) ? opts->pending_list_limit
+		: lsh_pending_list_limit;
+
+	return (Size) kb * 1024;
+}
+
+/*
+ * Lock the pending page an insert appends to (the metapage is locked
+ * EXCLUSIVE): the tail if it has room and is not closed, else *newbuf, a page
+ * from the pending free list or a new one, which becomes the tail. Returns
+ * the tail's buffer (InvalidBuffer when the list is empty).
+ */
+Buffer
+lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf)
+{
+	Buffer		tailbuf = InvalidBuffer;
+	LshWalk		w;
+	Page		page;
+
+	*newbuf = InvalidBuffer;
+	lsh_walk_init(&w, index, NULL);
+	if (meta->pending_tail != InvalidBlockNumber)
+	{
+		tailbuf = lsh_walk_read(&w, meta->pending_tail, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
+								NULL, InvalidBlockNumber, &page);
+		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_CLOSED) &&
+			pending_count(page) < LSH_PENDING_CAPACITY)
+			return tailbuf;
+	}
+	if (meta->pending_free != InvalidBlockNumber)
+	{
+		lsh_walk_chain(&w);
+		*newbuf = lsh_walk_read(&w, meta->pending_free, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
+								NULL, BufferIsValid(tailbuf) ? BufferGetBlockNumber(tailbuf)
+								: InvalidBlockNumber, &page);
+	}
+	else
+		*newbuf = lsh_new_buffer(index);
+	return tailbuf;
+}
+
+/* Append rowid within the caller's WAL record; releases the pending buffers. */
+void
+lsh_pending_add(GenericXLogState *state, LshMetaPage wmeta, Buffer tailbuf, Buffer newbuf,
+				uint32 rowid)
+{
+	Page		page;
+
+	if (BufferIsValid(newbuf))
+	{
+		BlockNumber nblk = BufferGetBlockNumber(newbuf);
+
+		if (nblk == wmeta->pending_free)
+			wmeta->pending_free = LshPageGetOpaque(BufferGetPage(newbuf))->next;
+		if (BufferIsValid(tailbuf))
+			LshPageGetOpaque(GenericXLogRegisterBuffer(state, tailbuf, 0))->next = nblk;
+		else
+			wmeta->pending_head = nblk;
+		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		lsh_init_page(page, LSH_PAGE_PENDING, 0);
+		wmeta->pending_tail = nblk;
+		wmeta->pending_pages++;
+	}
+	else
+		page = GenericXLogRegisterBuffer(state, tailbuf, 0);
+	LshPendingRowids(page)[pending_count(page)] = rowid;
+	((PageHeader) page)->pd_lower += sizeof(uint32);
+	wmeta->pending_rows++;
+}
+
+/* ---------------------------------------------------------------- merge */
+
+/*
+ * Append sorted entries to their leaves: every entry of one leaf in one WAL
+ * record. A full leaf is split by lsh_tree_insert (one entry), after which
+ * the rest goes on in bulk. checked: skip entries the leaf holds already (a
+ * merge that crashed or failed half-way put them there).
+ */
+static void
+merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
+{
+	LshWalk		w;
+	int			i = 0;
+
+	lsh_walk_init(&w, index, NULL);
+	while (i < n)
+	{
+		LshMetaPage meta;
+		Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		bool		has_low;
+		uint32		low;
+		BlockNumber leaf = lsh_find_leaf_low(index, meta, e[i].key, false, &has_low, &low);
+		Buffer		buf;
+		Page		page;
+		LshPageOpaque opaque;
+		uint32		hi;
+		GenericXLogState *state;
+		int			j = i;
+		int			appended = 0;
+		int			cap;
+
+		CHECK_FOR_INTERRUPTS();
+		lsh_walk_chain(&w);
+		lsh_walk_expect_low(&w, has_low, low);
+		buf = lsh_walk_read(&w, leaf, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
+							InvalidBlockNumber, &page);
+		lsh_check_key_in_leaf(index, page, leaf, e[i].key);
+		opaque = LshPageGetOpaque(page);
+		hi = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : UINT32_MAX;
+		cap = lsh_leaf_capacity(page);
+
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		while (j < n && e[j].key <= hi)
+		{
+			if (checked)
+			{
+				int			cnt = lsh_leaf_count(page);
+				bool		found = false;
+
+				for (int x = 0; x < cnt && !found; x++)
+					found = lsh_leaf_key(page, x) == e[j].key && lsh_leaf_rowid(page, x) == e[j].value;
+				if (found)
+				{
+					j++;
+					continue;
+				}
+			}
+			if (lsh_leaf_count(page) >= cap)
+				break;
+			lsh_leaf_append(page, e[j].key, e[j].value);
+			appended++;
+			j++;
+		}
+		if (appended > 0)
+			GenericXLogFinish(state);
+		else
+			GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+		if (j < n && e[j].key <= hi)
+		{
+			/* the leaf is full: split it on the way in, under the metapage EXCLUSIVE */
+			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			lsh_tree_insert(index, metabuf, e[j].key, e[j].value);
+			j++;
+		}
+		UnlockReleaseBuffer(metabuf);
+		i = j;
+	}
+}
+
+/* The band entries of the LIVE slots among rowids (sorted), appended to *out. */
+static int
+entries_of_rows(Relation index, const LshIndexParams *params, const uint32 *rowids, int nrows,
+				LshEntry *out)
+{
+	LshWalk		w;
+	uint32	   *keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
+	int			n = 0;
+	int			i = 0;
+
+	lsh_walk_init(&w, index, NULL);
+	while (i < nrows)
+	{
+		BlockNumber blkno = lsh_rowid_block(params, rowids[i]);
+		Page		page;
+		Buffer		buf;
+
+		CHECK_FOR_INTERRUPTS();
+		lsh_walk_chain(&w);
+		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
+							InvalidBlockNumber, &page);
+		for (; i < nrows && lsh_rowid_block(params, rowids[i]) == blkno; i++)
+		{
+			int			slotno = lsh_rowid_slot(params, rowids[i]);
+			const LshSlotHeader *slot;
+
+			if (slotno >= params->slots_per_page)
+				lsh_corrupted(index, "pending list names a row id beyond its data page", blkno);
+			slot = LshDataSlot(page, slotno, params->num_perm);
+			/* DEAD: VACUUM removes it (and no entry may name it after its sweep); FREE: gone */
+			if (slot->state != LSH_SLOT_LIVE)
+				continue;
+			lsh_band_keys(params, LshSlotValues(slot), keys);
+			for (int b = 0; b < params->bands; b++)
+			{
+				out[n].key = keys[b];
+				out[n].value = rowids[i];
+				n++;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	pfree(keys);
+	return n;
+}
+
+/*
+ * One round: close the tail, read the list from its head (up to budget bytes
+ * of entries), put those rows' entries into the tree, then unlink their
+ * pages. Returns the rows merged, -1 when the list is empty.
+ */
+static int64
+merge_round(Relation index, Size budget)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
+	LshIndexParams params;
+	BlockNumber head = meta->pending_head;
+	BlockNumber tail = meta->pending_tail;
+	BlockNumber upto_before = meta->merge_upto;
+	bool		checked = upto_before != InvalidBlockNumber;
+	BlockNumber *pages;
+	int			npages = 0;
+	int			cappages = 64;
+	uint32	   *rowids;
+	int			nrows = 0;
+	int			caprows = 1024;
+	LshEntry   *entries;
+	int			nentries;
+	BlockNumber blkno;
+	BlockNumber last = InvalidBlockNumber;
+	LshWalk		w;
+	Page		page;
+	Buffer		buf;
+	GenericXLogState *state;
+	bool		upto_seen = false;
+	Size		per_row;
+
+	if (meta->version != LSH_VERSION || head == InvalidBlockNumber)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return -1;
+	}
+	lsh_meta_params(meta, &params);
+	if (params.num_perm == 0)
+		lsh_corrupted(index, "pending list in an index without parameters", LSH_METAPAGE_BLKNO);
+	per_row = sizeof(LshEntry) * params.bands + sizeof(uint32);
+
+	/* close the tail: from now on the pages head..tail do not change (but the tail's link) */
+	lsh_walk_init(&w, index, NULL);
+	buf = lsh_walk_read(&w, tail, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0, NULL,
+						InvalidBlockNumber, &page);
+	if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_CLOSED))
+	{
+		state = GenericXLogStart(index);
+		GenericXLogRegisterBuffer(state, metabuf, 0);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		LshPageGetOpaque(page)->flags |= LSH_PENDING_CLOSED;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(buf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	/* read the closed pages from the head; no other merge runs (the merge lock) */
+	pages = (BlockNumber *) palloc(sizeof(BlockNumber) * cappages);
+	rowids = (uint32 *) palloc(sizeof(uint32) * caprows);
+	lsh_walk_chain(&w);
+	blkno = head;
+	for (;;)
+	{
+		int			cnt;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL,
+							InvalidBlockNumber, &page);
+		cnt = pending_count(page);
+		if (npages == cappages)
+		{
+			cappages *= 2;
+			pages = (BlockNumber *) repalloc(pages, sizeof(BlockNumber) * cappages);
+		}
+		pages[npages++] = blkno;
+		if (nrows + cnt > caprows)
+		{
+			while (nrows + cnt > caprows)
+				caprows *= 2;
+			rowids = (uint32 *) repalloc_huge(rowids, sizeof(uint32) * caprows);
+		}
+		memcpy(rowids + nrows, LshPendingRowids(page), sizeof(uint32) * cnt);
+		nrows += cnt;
+		last = blkno;
+		blkno = LshPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (last == upto_before)
+			upto_seen = true;
+		if (last == tail || (Size) nrows * per_row >= budget)
+			break;
+		if (blkno == InvalidBlockNumber)
+			lsh_corrupted(index, "pending list ends before its tail", last);
+	}
+
+	/* a crash from here to the unlink leaves entries of these rows in the tree */
+	if (!checked)
+	{
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->merge_upto = last;
+		GenericXLogFinish(state);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	}
+
+	qsort(rowids, nrows, sizeof(uint32), lsh_uint32_cmp);
+	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * Max((Size) nrows * params.bands, 1),
+										   MCXT_ALLOC_HUGE);
+	nentries = entries_of_rows(index, &params, rowids, nrows, entries);
+	qsort(entries, nentries, sizeof(LshEntry), lsh_entry_cmp);
+	merge_into_tree(index, entries, nentries, checked);
+
+	/*
+	 * Unlink the merged pages. Scans walk the list with lock coupling; taking
+	 * each merged page's lock once, in list order, with the metapage held
+	 * (no scan enters at the old head any more), waits until every scan in
+	 * those pages has moved past the last of them, so none follows the link
+	 * the last page gets onto the free list.
+	 */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	for (int p = 0; p < npages - 1; p++)
+	{
+		lsh_walk_chain(&w);
+		buf = lsh_walk_read(&w, pages[p], BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0, NULL,
+							InvalidBlockNumber, &page);
+		UnlockReleaseBuffer(buf);
+	}
+	lsh_walk_chain(&w);
+	buf = lsh_walk_read(&w, last, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0, NULL,
+						InvalidBlockNumber, &page);
+	state = GenericXLogStart(index);
+	meta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta->pending_head = LshPageGetOpaque(page)->next;
+	if (meta->pending_head == InvalidBlockNumber)
+		meta->pending_tail = InvalidBlockNumber;
+	LshPageGetOpaque(page)->next = meta->pending_free;
+	meta->pending_free = head;
+	meta->pending_pages = meta->pending_pages >= (uint32) npages ? meta->pending_pages - npages : 0;
+	meta->pending_rows = meta->pending_rows >= (uint64) nrows ? meta->pending_rows - nrows : 0;
+	if (!checked || upto_seen)
+		meta->merge_upto = InvalidBlockNumber;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(metabuf);
+	return nrows;
+}
+
+int64
+lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem)
+{
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	int64		total = 0;
+	Size		budget = (Size) (use_maintenance_mem ? maintenance_work_mem : work_mem) * 1024;
+
+	if (RecoveryInProgress())
+		return 0;
+	if (wait)
+		LockPage(index, LSH_METAPAGE_BLKNO, ExclusiveLock);
+	else if (!ConditionalLockPage(index, LSH_METAPAGE_BLKNO, ExclusiveLock))
+		return 0;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "lsh pending merge", ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	for (;;)
+	{
+		int64		n = merge_round(index, budget);
+
+		if (n < 0)
+			break;
+		total += n;
+		MemoryContextReset(cxt);
+		CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	UnlockPage(index, LSH_METAPAGE_BLKNO, ExclusiveLock);
+	return total;
+}
+
+void
+lsh_pending_maybe_merge(Relation index)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	bool		over = meta->version == LSH_VERSION && meta->num_perm > 0 &&
+		meta->pending_rows * LSH_SLOT_SIZE(meta->num_perm) > lsh_pending_limit_bytes(index);
+
+	UnlockReleaseBuffer(metabuf);
+	if (over)
+		(void) lsh_pending_merge(index, false, false);
+}
+
+/* ---------------------------------------------------------------- readers */
+
+/*
+ * Call fn for every pending page, head to tail, with lock coupling (the
+ * merge's unlink relies on it) and a bounded, checked walk.
+ */
+template <typename Fn>
+static void
+pending_walk(Relation index, LshWalk *w, Fn fn)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	BlockNumber blkno = meta->pending_head;
+	BlockNumber tail = meta->pending_tail;
+	Buffer		buf;
+	Page		page;
+
+	if (meta->version != LSH_VERSION || blkno == InvalidBlockNumber)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	lsh_walk_chain(w);
+	buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL, InvalidBlockNumber,
+						&page);
+	UnlockReleaseBuffer(metabuf);
+	for (;;)
+	{
+		BlockNumber next = LshPageGetOpaque(page)->next;
+		Buffer		nbuf;
+
+		fn(LshPendingRowids(page), pending_count(page));
+		if (blkno == tail || next == InvalidBlockNumber)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		nbuf = lsh_walk_read(w, next, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL, blkno, &page);
+		UnlockReleaseBuffer(buf);
+		buf = nbuf;
+		blkno = next;
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+void
+lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids)
+{
+	pending_walk(index, walk, [&](const uint32 *r, int n) {
+		memcpy(ids->extend(n), r, sizeof(uint32) * n);
+	});
+}
+
+LshEntry *
+lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
+{
+	LshWalk		w;
+	LshArray<uint32> rowids = {};
+	LshEntry   *entries;
+
+	*n = 0;
+	lsh_walk_init(&w, index, NULL);
+	lsh_pending_collect(index, &w, &rowids);
+	if (rowids.n == 0 || params->num_perm == 0)
+		return NULL;
+	qsort(rowids.data, rowids.n, sizeof(uint32), lsh_uint32_cmp);
+	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rowids.n * params->bands,
+										   MCXT_ALLOC_HUGE);
+	*n = entries_of_rows(index, params, rowids.data, (int) rowids.n, entries);
+	qsort(entries, *n, sizeof(LshEntry), lsh_entry_cmp);
+	pfree(rowids.data);
+	return entries;
+}
+
+/*
+ * minhash_lsh_check: the pending list from head to tail, then the free list,
+ * each bounded by the block count; row ids must name allocated slots
+ * (row id < nslots_bound, the data pages' slots).
+ */
+void
+lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bound,
+				  void (*report) (void *arg, const char *msg),
+				  void (*row) (void *arg, uint32 rowid), void *arg, uint64 *pages_seen)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint64		rows = 0;
+	uint32		pages = 0;
+	BlockNumber lists[2] = {meta->pending_head, meta->pending_free};
+
+	*pages_seen = 0;
+	if (meta->version != LSH_VERSION)
+		return;
+	for (int l = 0; l < 2; l++)
+	{
+		BlockNumber blkno = lists[l];
+		BlockNumber steps = 0;
+		bool		reached_tail = false;
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf;
+			Page		page;
+			const char *problem;
+
+			if (blkno == LSH_METAPAGE_BLKNO || blkno >= nblocks)
+			{
+				report(arg, psprintf("%s list: invalid link to block %u",
+									 l == 0 ? "pending" : "pending free", blkno));
+				break;
+			}
+			if (++steps > nblocks)
+			{
+				report(arg, psprintf("%s list: cycle", l == 0 ? "pending" : "pending free"));
+				break;
+			}
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			problem = lsh_page_problem(page, LSH_PAGE_PENDING, -1, NULL);
+			if (problem != NULL)
+			{
+				report(arg, psprintf("block %u: %s", blkno, problem));
+				UnlockReleaseBuffer(buf);
+				break;
+			}
+			(*pages_seen)++;
+			if (l == 0)
+			{
+				int			cnt = pending_count(page);
+				const uint32 *r = LshPendingRowids(page);
+
+				pages++;
+				rows += cnt;
+				for (int i = 0; i < cnt; i++)
+				{
+					if (r[i] >= nslots_bound)
+					{
+						report(arg, psprintf("block %u: pending row id %u beyond the data slots",
+											 blkno, r[i]));
+						break;
+					}
+					row(arg, r[i]);
+				}
+				if (blkno == meta->pending_tail)
+					reached_tail = true;
+			}
+			blkno = reached_tail ? InvalidBlockNumber : LshPageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+		}
+		if (l == 0 && meta->pending_head != InvalidBlockNumber && !reached_tail)
+			report(arg, pstrdup("pending list does not reach its tail"));
+		if (l == 0 && meta->pending_head == InvalidBlockNumber &&
+			meta->pending_tail != InvalidBlockNumber)
+			report(arg, pstrdup("pending list without head has a tail"));
+	}
+	if (pages != meta->pending_pages || rows != meta->pending_rows)
+		report(arg, psprintf("pending list holds %u pages and " UINT64_FORMAT
+							 " rows, the metapage counts %u and " UINT64_FORMAT,
+							 pages, rows, meta->pending_pages, meta->pending_rows));
+}
+
+/* ---------------------------------------------------------------- SQL */
+
+extern "C" Datum
+minhash_lsh_clean_pending_list(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	int64		rows;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("The pending list of an lsh index cannot be merged during recovery.")));
+	index = index_open(indexoid, RowExclusiveLock);
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
+		index->rd_indam->ambuild != lshbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	/* as VACUUM: the owner (of the index, i.e. of its table) */
+	if (!mh_class_ownercheck(indexoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	rows = lsh_pending_merge(index, true, true);
+	index_close(index, RowExclusiveLock);
+	PG_RETURN_INT64(rows);
+}

@@ -1,0 +1,82 @@
+/*
+ * The pending list of an lsh index (on-disk version 3): fast inserts whose
+ * band entries wait to be merged into the tree in bulk, as GIN's fastupdate
+ * does (docs/lsh.md, "Fast inserts: the pending list").
+ *
+ * An insert with fastupdate stores the signature in a data slot, as every
+ * insert does, and appends the slot's row id to the last pending page, in one
+ * WAL record (metapage, data page, pending page[, a new pending page]). Its
+ * ~30 band entries, one leaf descent and WAL delta each, are left for the
+ * merge, which sorts the entries of many rows by band key and appends all
+ * those of one leaf in one WAL record.
+ *
+ * Pending pages: standard page header, then uint32 row ids up to pd_lower
+ * (2038 a page), LshPageOpaqueData with type LSH_PAGE_PENDING and next = the
+ * next pending page. The list runs from the metapage's pending_head to
+ * pending_tail; merged pages go to the pending_free list and are only ever
+ * reused as pending pages (a page's type never changes).
+ *
+ * Who sees a pending row: scans read the pending list (verifying each row
+ * directly) BEFORE probing the tree; the merge puts a row's entries in the
+ * tree BEFORE it removes the row from the list. So a scan finds every row
+ * committed before it started, in the list or in the tree (possibly both:
+ * candidates are deduplicated by row id). The pairs walk reads the list
+ * before the leaf level, as one more sorted cursor of entries.
+ *
+ * The merge is serialised by a heavyweight lock on the metapage's block
+ * (LockPage, as GIN's ginInsertCleanup): inserts over the limit try it
+ * (ConditionalLockPage) and go on if someone else merges; VACUUM and
+ * minhash_lsh_clean_pending_list wait. A round closes the tail page
+ * (LSH_PENDING_CLOSED: later inserts start a new page), reads the closed
+ * pages, merges their rows and unlinks them. A crash between the tree
+ * inserts and the unlink leaves metapage.merge_upto set: the next merge
+ * then skips entries already in their leaf, so none is ever doubled.
+ */
+#ifndef MINHASH_PG_LSH_PENDING_H
+#define MINHASH_PG_LSH_PENDING_H
+
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_array.h"
+
+/* row ids a pending page holds */
+#define LSH_PENDING_CAPACITY	((int) (LSH_CONTENT_SIZE / sizeof(uint32)))
+#define LshPendingRowids(page)	((uint32 *) ((char *) (page) + LSH_CONTENT_START))
+
+extern int	lsh_pending_list_limit;	/* GUC minhash.lsh_pending_list_limit, kB */
+
+void		lsh_pending_init(void);
+const char *lsh_pending_page_problem(Page page);
+
+/* does this index take inserts into its pending list now? (metapage locked) */
+bool		lsh_pending_usable(Relation index, const LshMetaPageData *meta);
+/* the limit in bytes of signatures */
+Size		lsh_pending_limit_bytes(Relation index);
+/*
+ * An insert's append, within its WAL record (metapage and data page
+ * registered; at most two more pages are): prepare locks the pages (after the
+ * data page), add registers them and appends rowid.
+ */
+Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf);
+void		lsh_pending_add(GenericXLogState *state, LshMetaPage wmeta, Buffer tailbuf,
+							Buffer newbuf, uint32 rowid);
+/* after an insert: merge if the list is over its limit (if nobody else is merging) */
+void		lsh_pending_maybe_merge(Relation index);
+/* merge the whole list; wait: for the merge lock (else give up if it is taken). Rows merged. */
+int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
+
+/* the pending row ids (unsorted) added to *ids (scans); walk: the scan's checked reads */
+void		lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids);
+/* the band entries of the pending rows that are LIVE, sorted by key (pairs walk) */
+LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);
+/*
+ * minhash_lsh_check: walk the pending list and its free list (bounded);
+ * problems go to report, each pending row id (below nslots_bound) to row.
+ */
+void		lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bound,
+							  void (*report) (void *arg, const char *msg),
+							  void (*row) (void *arg, uint32 rowid), void *arg,
+							  uint64 *pages_seen);
+
+#endif
