@@ -2,6 +2,7 @@
 #
 #   make demo    install what is missing, build, run a throwaway cluster with real text
 #   make test    everything CI runs (core tests + sanitizers, pg_regress, TAP)
+#   make tap     the TAP tests alone (scripts/tap.sh: PGXS's prove_installcheck as postgres)
 #   make bench   the benchmark suite (bench/)
 #   make test-matrix  the package, pg_regress and TAP on PostgreSQL 17 and 18
 #                (and the package on 15) in cached Debian chroots
@@ -29,6 +30,17 @@ DATA       = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*.sql))
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
+# TAP tests (tests/t/*.pl, PostgreSQL::Test::Cluster) run by PGXS's own
+# prove_installcheck: `make installcheck MINHASH_TAP=1 [PROVE_TESTS=...]`.
+# Their clusters refuse to run as root, so scripts/tap.sh runs this as the
+# postgres user in a scratch copy of the tree; plain `make installcheck`
+# stays pg_regress only.
+ifdef MINHASH_TAP
+TAP_TESTS    = 1
+REGRESS      =
+PROVE_TESTS ?= $(sort $(wildcard tests/t/*.pl))
+endif
+
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -fno-rtti -MMD -MP
 # PostgreSQL 15 headers use `register`, which C++17 removed: not our code.
@@ -52,12 +64,21 @@ all:
 	@exit 1
 endif
 
+# After the include: Makefile.global sets PROVE_FLAGS empty. tests/t holds
+# the tests' own module (MinhashTAP.pm).
+ifdef MINHASH_TAP
+PROVE_FLAGS += -I tests/t --timer
+endif
+
 # Header dependencies written by -MMD: a changed struct rebuilds its users.
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # The core is the hot path: optimise it harder than the glue.
 src/core/%.o: override CXXFLAGS += -O3
+# The glue cannot throw or catch: the core's entry points are noexcept and
+# return minhash::Status (src/pg/core_call.h); pg/pg_prelude.h checks the flag.
+src/pg/%.o: override CXXFLAGS += -fno-exceptions
 
 $(DATA_built): $(SQL_PARTS)
 	cat $^ > $@
@@ -82,3 +103,6 @@ deb:
 
 test-matrix:
 	bash scripts/test-matrix.sh
+
+tap:
+	bash scripts/tap.sh

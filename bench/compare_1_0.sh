@@ -5,7 +5,8 @@
 #
 #   PG_CONFIG=... bash bench/compare_1_0.sh [rows] [rounds]
 #
-# Builds v1.0 (git tag) from git history in a scratch directory, installs
+# Builds 1.0 (commit 14e919a, the v1.0 tag: clones may lack the tag; V10 to
+# override) from git history in a scratch directory, installs
 # each library in turn into PG_CONFIG's installation (restarting a scratch
 # cluster) and, per round and library: CREATE INDEX (maintenance_work_mem
 # 1GB: \timing and the backend's CPU time), pg_relation_size, and for 2000 `%` queries at threshold 0.5
@@ -14,34 +15,33 @@
 # the median is its CPU time even on a loaded machine) and the backend's mean
 # CPU time per query over the loop (/proc/self/schedstat, whose resolution is
 # a scheduler tick, hence over the whole loop). Reinstalls the current tree at the end.
+# Ends with the medians over the rounds and the ratios 1.1 / 1.0, and the load
+# average (the machine may be shared: the CPU figures are what to compare).
 # The data: clusters of 10 variants of 100-element sets (docs/lsh.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 rows=${1:-100000}
-rounds=${2:-2}
+rounds=${2:-3}
+V10=${V10:-14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
-scratch=$(mktemp -d /tmp/minhash-compare.XXXXXX)
-chmod 755 "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    make -s -C "$root" install >/dev/null
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir compare
+scratch=$SCRATCH
+# put the current tree's library back, whatever happens
+scratch_at_exit 'make -s -C "$root" install >/dev/null'
 
-git -C "$root" archive v1.0 | tar -x -C "$scratch" --one-top-level=v10
+git -C "$root" archive "$V10" | tar -x -C "$scratch" --one-top-level=v10
 make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
 make -s -C "$root" -j2 >/dev/null
 
 install_lib() {  # directory
     make -s -C "$1" install >/dev/null
     bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" >/dev/null 2>&1 || true
-    bash "$root/scripts/pgcluster.sh" start "$scratch/pg" "shared_buffers = 1GB" \
+    scratch_cluster pg "shared_buffers = 1GB" \
         "maintenance_work_mem = 1GB" "jit = off" "autovacuum = off" "max_wal_size = 8GB" >/dev/null
-    # shellcheck disable=SC1091
-    . "$scratch/pg/env"
 }
 
 load() {  # database: the same rows, with the installed library's extension version
@@ -99,9 +99,30 @@ SQL
     echo "$1 build_ms=$ms size=$size p50_us=$cpu"
 }
 
+echo "rows=$rows rounds=$rounds 1.0=$(git -C "$root" rev-parse --short "$V10") current=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo +changes); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$scratch/rounds.txt
 for r in $(seq 1 "$rounds"); do
     install_lib "$scratch/v10"
-    PGDATABASE=v10 measure "round $r 1.0 "
+    PGDATABASE=v10 measure "round $r 1.0 " | tee -a "$out"
     install_lib "$root"
-    PGDATABASE=v11 measure "round $r 1.1 "
+    PGDATABASE=v11 measure "round $r 1.1 " | tee -a "$out"
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# medians per version of: build wall ms, build CPU ms, size, p50 us, mean CPU us
+awk '
+    { v = $3; n[v]++
+      for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[2] == "") continue; val[v, kv[1], n[v]] = kv[2]; keys[kv[1]] = 1 }
+      if ($4 ~ /^build_ms=/) { split($4, kv, "="); val[v, "build_ms", n[v]] = kv[2] } }
+    function median(v, k,    m, i, j, t, a) {
+        m = 0; for (i = 1; i <= n[v]; i++) if ((v, k, i) in val) a[++m] = val[v, k, i] + 0
+        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return m == 0 ? "" : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
+    }
+    END {
+        split("build_ms build_cpu_ms size p50_us mean_cpu_us", ks, " ")
+        printf "%-12s %12s %12s %8s\n", "median of", "1.0", "1.1", "1.1/1.0"
+        for (i = 1; i <= 5; i++) {
+            a = median("1.0", ks[i]); b = median("1.1", ks[i])
+            printf "%-12s %12s %12s %8.3f\n", ks[i], a, b, (a > 0 ? b / a : 0)
+        }
+    }' "$out"

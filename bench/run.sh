@@ -2,8 +2,9 @@
 # The minhash benchmark (`make bench`).
 #
 #   bash bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]
+#                     [--sections "index forest"]
 #
-# Builds the extension and bench/'s programs, generates (or reuses) the
+# Builds the extension and bench/'s programs (CMake, build/core), generates (or reuses) the
 # deterministic corpus for the scale, starts a scratch cluster, loads the data
 # and prints one set of tables: signature throughput beside the standalone
 # core loop, the lsh index (build, size, inserts), query latency with recall
@@ -14,6 +15,9 @@
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
 # --profile: also perf-profile the signature scan and the index queries.
 # --keep: leave the scratch cluster's directory behind (for inspection).
+# --sections LIST: run only these sections (space- or comma-separated, of
+#   truth throughput index queries allpairs targets forest profile plots) after
+#   loading the data; "forest" needs "index" (its indexes). Default: all.
 # A section whose feature has not been built prints "not available: ...".
 # Tables also go to bench/results/<scale>/report.md.
 set -euo pipefail
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 bench=$root/bench
 
-scale=10k smoke=0 plots=1 keep=0 profile=0
+scale=10k smoke=0 plots=1 keep=0 profile=0 sections=all
 while [ $# -gt 0 ]; do
     case "$1" in
     --scale) scale=${2:?--scale needs 10k, 100k or 1m}; shift 2 ;;
@@ -29,7 +33,8 @@ while [ $# -gt 0 ]; do
     --no-plots) plots=0; shift ;;
     --keep) keep=1; shift ;;
     --profile) profile=1; shift ;;
-    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep]" >&2; exit 2 ;;
+    --sections) sections=" ${2//,/ } "; shift 2 ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m] [--smoke] [--no-plots] [--profile] [--keep] [--sections LIST]" >&2; exit 2 ;;
     esac
 done
 [ "$smoke" = 1 ] && scale=10k
@@ -73,7 +78,16 @@ if ! ls src/core/*.cpp >/dev/null 2>&1; then
     not_available "core library (src/core)"
     exit 0
 fi
-make -s -C bench -j2
+# bench's programs are CMake targets linking the core library (CMakeLists.txt),
+# built in scripts/coretest.sh's directory: the core is compiled once for both.
+BENCH_BIN=$root/build/core
+export BENCH_BIN
+if ! { cmake -S . -B "$BENCH_BIN" -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build "$BENCH_BIN" -j2 --target minhash-gen core_bench hash_families; } \
+       >"$RESULTS/build.log" 2>&1; then
+    tail -n 40 "$RESULTS/build.log" >&2
+    exit 1
+fi
 
 have_ext=0
 if ls src/pg/*.cpp >/dev/null 2>&1; then
@@ -84,7 +98,7 @@ fi
 export have_ext
 
 section "data ($ROWS rows + $EXTRA for inserts)"
-gen=$bench/build/minhash-gen
+gen=$BENCH_BIN/minhash-gen
 stale=0
 for f in docs truth baskets baskets_truth perms; do
     if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
@@ -95,20 +109,15 @@ if [ "$stale" = 1 ]; then
     "$gen" perms --words 50 --count 20 --out "$DATA/perms.tsv"
 fi
 
-scratch=$(mktemp -d /tmp/minhash-bench.XXXXXX)
-chown postgres: "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/pg" || true
-    [ "$keep" = 1 ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-bash scripts/pgcluster.sh start "$scratch/pg" \
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+SCRATCH_KEEP=$keep
+scratch_dir bench
+scratch_cluster pg \
     "shared_buffers = $SHARED" "maintenance_work_mem = 1GB" "work_mem = 64MB" \
     "max_parallel_workers_per_gather = 0" "max_parallel_maintenance_workers = 0" \
     "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
     "synchronous_commit = off"
-# shellcheck disable=SC1091
-. "$scratch/pg/env"
 
 {
     echo "### Scale $label: $ROWS rows ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
@@ -119,16 +128,18 @@ if [ "$have_ext" = 1 ] && ! q -c "CREATE EXTENSION minhash" 2>"$RESULTS/create_e
     have_ext=0
 fi
 
+# wanted NAME: whether --sections (default: every section) includes NAME.
+wanted() { [ "$sections" = all ] || [[ "$sections" == *" $1 "* ]]; }
 load_data
-check_truth
-section_throughput
-section_index
-section_queries
-section_allpairs
-section_targets
-section_forest
-[ "$profile" = 1 ] && section_profile
-[ "$plots" = 1 ] && section_plots
+wanted truth && check_truth
+wanted throughput && section_throughput
+wanted index && section_index
+wanted queries && section_queries
+wanted allpairs && section_allpairs
+wanted targets && section_targets
+wanted forest && section_forest
+[ "$profile" = 1 ] && wanted profile && section_profile
+[ "$plots" = 1 ] && wanted plots && section_plots
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS/report.md"
 echo

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Sharded vs single node, side by side in one run (docs/scale-out.md).
 #
-#   bash bench/shards.sh [--rows N] [--shards S] [--queries Q] [--keep]
+#   bash bench/shards.sh [--rows N] [--shards S] [--queries Q] [--work-mem WM] [--keep | --dir DIR]
+#
+# --dir DIR keeps the clusters in DIR and, when DIR already holds them (from an
+# earlier --dir run with the same --rows and --shards), restarts them instead of
+# building and loading again. --work-mem sets work_mem for every session.
 #
 # Builds S loopback shards and a coordinator with scripts/shards.sh --demo N
 # (clusters of 5 near-duplicate texts, hash-partitioned on id over foreign
@@ -21,24 +25,37 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGBIN=$("$PG_CONFIG" --bindir)
-rows=100000 shards=4 queries=200 keep=0
+rows=100000 shards=4 queries=200 keep=0 fixed=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --rows) rows=$2; shift 2 ;;
     --shards) shards=$2; shift 2 ;;
     --queries) queries=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: bench/shards.sh [--rows N] [--shards S] [--queries Q] [--keep]" >&2; exit 2 ;;
+    --dir) fixed=$2; keep=1; shift 2 ;;
+    --work-mem) export PGOPTIONS="-c work_mem=$2"; shift 2 ;;
+    *) echo "usage: bench/shards.sh [--rows N] [--shards S] [--queries Q] [--work-mem WM] [--keep | --dir DIR]" >&2; exit 2 ;;
     esac
 done
 
-dir=$(mktemp -d /tmp/minhash-shards.XXXXXX)
-chmod 755 "$dir"
-cleanup() {
-    bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true
-    if [ "$keep" = 1 ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+if [ -n "$fixed" ]; then
+    # a directory kept between runs: stop the clusters at exit, keep the files
+    dir=$fixed
+    mkdir -p "$dir"
+    chmod 755 "$dir"
+    chown postgres: "$dir" 2>/dev/null || true
+    trap 'bash scripts/shards.sh stop "$dir" >/dev/null 2>&1 || true; echo "kept $dir" >&2' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+else
+    SCRATCH_KEEP=$keep
+    scratch_dir shards
+    dir=$SCRATCH
+    # scripts/shards.sh starts the clusters (with scripts/pgcluster.sh) and stops them
+    scratch_at_exit 'bash scripts/shards.sh stop "$dir" >/dev/null 2>&1'
+fi
 
 coord() { (. "$dir/coord/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
 
@@ -74,11 +91,19 @@ run() {
     CPU[$name]=$(echo "$c1 - $c0" | bc -l)
 }
 
-echo "building $shards shards + coordinator with $rows rows ..." >&2
-t0=$(now)
-nice bash scripts/shards.sh start "$dir" "$shards" --demo "$rows" >/dev/null
-load_s=$(echo "$(now) - $t0" | bc -l)
+if [ -f "$dir/coord/data/PG_VERSION" ]; then
+    echo "restarting the clusters in $dir ..." >&2
+    bash scripts/shards.sh start "$dir" "$shards" >/dev/null
+    load_s=$(cat "$dir/load_seconds")
+else
+    echo "building $shards shards + coordinator with $rows rows ..." >&2
+    t0=$(now)
+    nice bash scripts/shards.sh start "$dir" "$shards" --demo "$rows" >/dev/null
+    load_s=$(echo "$(now) - $t0" | bc -l)
+    echo "$load_s" >"$dir/load_seconds"
+fi
 coord <<'EOT'
+DROP TABLE IF EXISTS docs_local, cand, cand_ids;
 CREATE TABLE docs_local AS SELECT * FROM docs;
 ALTER TABLE docs_local ADD PRIMARY KEY (id);
 CREATE INDEX docs_local_lsh ON docs_local USING lsh (sig);
@@ -108,49 +133,94 @@ cat >"$dir/pairs_local.sql" <<'EOT'
 SET application_name = 'bench_allpairs';
 SELECT count(*) AS pairs FROM minhash_similar_pairs('docs_local_lsh', 'id', 0.5);
 EOT
-cat >"$dir/pairs_shard.sql" <<'EOT'
+# the band-key recipe of docs/scale-out.md, one file per step, each run in a
+# fresh backend so that each step's peak is its own
+cat >"$dir/pairs_shard_1.sql" <<'EOT'
 SET application_name = 'bench_allpairs';
--- the index build sorts within maintenance_work_mem: hold it to work_mem too
-SELECT set_config('maintenance_work_mem', current_setting('work_mem'), false) \g /dev/null
-\timing on
-CREATE TEMP TABLE cand_ids AS
+-- every sort, hash and index build of the coordinator within work_mem
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('work_mem')), 1024 * 1024) / 1024 || 'kB', false) \g /dev/null
+SET hash_mem_multiplier = 1;
+CREATE UNLOGGED TABLE cand_ids AS
   SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b
   WHERE n > 1;
-CREATE UNLOGGED TABLE cand AS
-  SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM cand_ids)::bigint[]);
-CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
-SELECT count(*) AS pairs FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5);
-\timing off
-DROP TABLE cand;
+ALTER TABLE cand_ids ADD PRIMARY KEY (id);
 EOT
-declare -A PEAK PAIRS
+cat >"$dir/pairs_shard_2.sql" <<'EOT'
+SET application_name = 'bench_allpairs';
+CREATE UNLOGGED TABLE cand (id bigint, sig minhash);
+DO $$
+DECLARE
+  per_batch int := greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256);
+  ids bigint[];
+BEGIN
+  SET LOCAL plan_cache_mode = force_generic_plan;
+  SELECT array_agg(id ORDER BY id) INTO ids
+    FROM (SELECT id FROM cand_ids ORDER BY id LIMIT per_batch) s;
+  WHILE ids IS NOT NULL LOOP
+    INSERT INTO cand SELECT id, sig FROM docs WHERE id = ANY (ids);
+    SELECT array_agg(id ORDER BY id) INTO ids
+      FROM (SELECT id FROM cand_ids WHERE id > ids[cardinality(ids)] ORDER BY id LIMIT per_batch) s;
+  END LOOP;
+END
+$$;
+EOT
+cat >"$dir/pairs_shard_3.sql" <<'EOT'
+SET application_name = 'bench_allpairs';
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('work_mem')), 1024 * 1024) / 1024 || 'kB', false) \g /dev/null
+CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
+EOT
+cat >"$dir/pairs_shard_4.sql" <<'EOT'
+SET application_name = 'bench_allpairs';
+SELECT count(*) AS pairs FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5);
+EOT
+declare -A PEAK PAIRS STEPS STEPWALL
+# pairs_run NAME FILE...: each FILE in a fresh psql session (a fresh backend);
+# wall and CPU of them all, the backend's peak RssAnon per file and overall
 pairs_run() {
-    local name=$1 peak=0 pid="" out t0 c0 t1 c1 sampler
+    local name=$1 peak=0 steps="" walls="" file speak pid t0 c0 t1 c1 ts psqlpid kb
+    shift
     c0=$(cluster_cpu); t0=$(now)
-    coord -At -f "$dir/$name.sql" >"$dir/$name.out" &
-    sampler=$!
-    while kill -0 "$sampler" 2>/dev/null; do
-        if [ -z "$pid" ]; then
-            pid=$( (. "$dir/coord/env" && "$PGBIN/psql" -XAtc \
-                "SELECT pid FROM pg_stat_activity WHERE application_name = 'bench_allpairs'") 2>/dev/null || true)
-        fi
-        if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
-            kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-            [ "${kb:-0}" -gt "$peak" ] && peak=$kb
-        fi
-        sleep 0.02
+    : >"$dir/$name.out"
+    for file in "$@"; do
+        ts=$(now)
+        coord -At -f "$file" >>"$dir/$name.out" &
+        psqlpid=$!
+        speak=0 pid=""
+        while kill -0 "$psqlpid" 2>/dev/null; do
+            if [ -z "$pid" ]; then
+                pid=$( (. "$dir/coord/env" && "$PGBIN/psql" -XAtc \
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = 'bench_allpairs'") 2>/dev/null || true)
+            fi
+            if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
+                kb=$(awk '/^RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+                [ "${kb:-0}" -gt "$speak" ] && speak=$kb
+            fi
+            sleep 0.02
+        done
+        wait "$psqlpid"
+        # the backend exits after its client: let it go before the next step
+        while [ -n "$pid" ] && [ -e "/proc/$pid" ]; do sleep 0.05; done
+        [ "$speak" -gt "$peak" ] && peak=$speak
+        steps="$steps${steps:+ / }$speak"
+        walls="$walls${walls:+ / }$(printf '%.1f s' "$(echo "$(now) - $ts" | bc -l)")"
     done
-    wait "$sampler"
     t1=$(now); sleep 0.2; c1=$(cluster_cpu)
     WALL[$name]=$(echo "$t1 - $t0" | bc -l)
     CPU[$name]=$(echo "$c1 - $c0" | bc -l)
     PEAK[$name]=$peak
-    PAIRS[$name]=$(grep -v '^Time' "$dir/$name.out" | tail -1)
+    STEPS[$name]=$steps
+    STEPWALL[$name]=$walls
+    PAIRS[$name]=$(tail -1 "$dir/$name.out")
 }
-pairs_run pairs_local
-pairs_run pairs_shard
+pairs_run pairs_local "$dir/pairs_local.sql"
+pairs_run pairs_shard "$dir"/pairs_shard_[1-4].sql
+echo "SET application_name = 'bench_allpairs'; SELECT pg_sleep(1);" >"$dir/idle.sql"
+pairs_run idle "$dir/idle.sql"
 band_rows=$(coord -Atc "SELECT count(*) FROM docs_bands")
-cand_rows=$(coord -Atc "SELECT count(*) FROM docs d WHERE id IN (SELECT id FROM (SELECT id, count(*) OVER (PARTITION BY key) n FROM docs_bands) b WHERE n > 1)")
+cand_rows=$(coord -Atc "SELECT count(*) FROM cand")
+coord -c "DROP TABLE cand, cand_ids"
 work_mem=$(coord -Atc "SHOW work_mem")
 
 printf '\n%s rows, %s loopback shards + coordinator (built and loaded through the coordinator in %.0f s), work_mem %s, %s queries each\n\n' \
@@ -166,5 +236,6 @@ printf '| all pairs (0.5): wall / CPU of all clusters | %.2f s / %.2f s | %.2f s
 printf '| all pairs: pairs found | %s | %s |\n' "${PAIRS[pairs_local]}" "${PAIRS[pairs_shard]}"
 printf '| all pairs: coordinator backend peak RssAnon | %s kB | %s kB |\n' "${PEAK[pairs_local]}" "${PEAK[pairs_shard]}"
 printf '| all pairs: band rows shipped / candidate rows (signatures shipped) | - | %s / %s |\n' "$band_rows" "$cand_rows"
-steps=$(grep '^Time' "$dir/pairs_shard.out" | sed 's/Time: \([0-9.]*\) ms.*/\1/' | awk '{ printf "%s%.1f s", (NR > 1 ? " / " : ""), $1 / 1000 }')
-printf '| all pairs, sharded steps: candidates from band keys / their signatures / index build / walk | - | %s |\n' "$steps"
+printf '| all pairs, sharded steps (1 candidates from band keys / 2 their signatures / 3 index build / 4 walk): wall | - | %s |\n' "${STEPWALL[pairs_shard]}"
+printf '| all pairs, sharded steps 1 / 2 / 3 / 4, each in a fresh backend: peak RssAnon (kB) | - | %s |\n' "${STEPS[pairs_shard]}"
+printf '| an idle fresh backend (SELECT pg_sleep(1)): RssAnon | %s kB | |\n' "${PEAK[idle]}"

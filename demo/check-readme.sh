@@ -9,18 +9,12 @@
 # block of the query it affects); trailing whitespace is ignored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 PGBIN=$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --bindir)
 
-scratch=$(mktemp -d /tmp/minhash-readme.XXXXXX)
-chmod 755 "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/cluster" || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir readme
+scratch=$SCRATCH
 
 # README.md -> $scratch/NN.sql and, for a block followed by output, $scratch/NN.out
 awk -v dir="$scratch" '
@@ -33,9 +27,7 @@ awk -v dir="$scratch" '
     /[^[:space:]]/ { last = "text" }
 ' README.md
 
-bash scripts/pgcluster.sh start "$scratch/cluster" >/dev/null
-# shellcheck disable=SC1091
-. "$scratch/cluster/env"
+scratch_cluster cluster >/dev/null
 
 # trailing whitespace and trailing blank lines do not count
 normalize() { sed 's/[[:space:]]*$//' | awk 'NF { for (; b > 0; b--) print ""; print; next } { b++ }'; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Core library tests (`make coretest`, and step 2 of `make test`):
-#  1. build/core      Release build, GoogleTest via ctest
+#  1. build/core      Release build, GoogleTest via ctest (also builds the
+#                     benchmark's programs, which bench/run.sh runs from there)
 #  2. build/core-san  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #  3. build/core-fuzz libFuzzer on the shingler and on the decoders of the
 #                     type's text/binary forms and the lsh page contents,
@@ -24,13 +25,14 @@ run_suite() {
 
 run_suite build/core
 UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    run_suite build/core-san -DMINHASH_SANITIZE=ON
+    run_suite build/core-san -DMINHASH_SANITIZE=ON -DMINHASH_BENCH=OFF
 
 if [ "$fuzz_seconds" -gt 0 ]; then
     # install-deps.sh installs clang: a missing compiler is a failure, not a skip.
     command -v clang++ >/dev/null || { echo "clang++ is missing: run scripts/install-deps.sh" >&2; exit 1; }
     echo "-- build/core-fuzz: libFuzzer, ${fuzz_seconds}s per target"
-    CXX=clang++ cmake -S . -B build/core-fuzz -DCMAKE_BUILD_TYPE=Release -DMINHASH_TESTS=OFF >/dev/null
+    CXX=clang++ cmake -S . -B build/core-fuzz -DCMAKE_BUILD_TYPE=Release -DMINHASH_TESTS=OFF \
+        -DMINHASH_BENCH=OFF >/dev/null
     cmake --build build/core-fuzz -j"$jobs" --target fuzz_shingle fuzz_formats
     corpus=build/core-fuzz/corpus
     mkdir -p "$corpus"

@@ -27,21 +27,12 @@ make -s install
 
 PGBIN=$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --bindir)
 started=$SECONDS
-scratch=$(mktemp -d /tmp/minhash-demo.XXXXXX)
-chmod 755 "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/cluster" || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-# An explicit exit on a signal runs the EXIT trap above.
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir demo
+scratch=$SCRATCH
 echo "== starting a throwaway cluster in $scratch =="
-bash scripts/pgcluster.sh start "$scratch/cluster"
-# shellcheck disable=SC1091
-. "$scratch/cluster/env"
+scratch_cluster cluster
 
 # One CSV row (name, body) per file, named by the directory above it (for
 # /usr/share/doc/PKG/copyright, the package) or by its own name. psql's \copy

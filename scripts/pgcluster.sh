@@ -1,18 +1,86 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL 15 cluster for tests, demos and benchmarks.
+# Throwaway PostgreSQL clusters for tests, demos and benchmarks: the project's
+# one copy of the start / stop / clean-up logic.
 #
+# Run as a command:
 #   scripts/pgcluster.sh start DIR [postgres.conf lines...]   initdb (if needed) + start
 #   scripts/pgcluster.sh stop DIR                              stop (no error if not running)
+#
+# Sourced by a script that needs a scratch directory (and clusters in it)
+# that disappears however the script ends:
+#   . scripts/pgcluster.sh
+#   scratch_dir NAME              SCRATCH=$(mktemp -d /tmp/minhash-NAME.XXXXXX),
+#                                 owned by postgres, and the clean-up armed:
+#                                 on exit, failure, Ctrl-C or TERM, the
+#                                 clusters started by scratch_cluster are
+#                                 stopped, then the scratch_at_exit commands
+#                                 run (last added first), then SCRATCH is removed
+#                                 unless SCRATCH_KEEP=1 (then it is named)
+#   scratch_cluster SUB [conf...] starts a cluster in $SCRATCH/SUB (as
+#                                 `start` above) and sources its env file
+#   scratch_at_exit 'COMMAND'     one more clean-up step (eval'd, errors ignored)
 #
 # The server refuses to run as root, so it runs as the `postgres` user, listens
 # on a free port on 127.0.0.1 and on a socket in DIR. `start` writes DIR/env,
 # to be sourced: it exports PGHOST, PGPORT, PGUSER and PGDATABASE.
 #
 # The postgres user must be able to reach DIR: put it in a directory it can
-# enter (mktemp -d /tmp/NAME.XXXXXX, then chown postgres: it), never in the
-# clone, which may sit in a directory only its owner can enter (root's home,
-# plain `mktemp -d`). The server's commands run from DIR, not from the
-# caller's working directory, for the same reason.
+# enter (scratch_dir, or mktemp -d /tmp/NAME.XXXXXX chowned to postgres),
+# never in the clone, which may sit in a directory only its owner can enter
+# (root's home, plain `mktemp -d`). The server's commands run from DIR, not
+# from the caller's working directory, for the same reason.
+
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+    _pgcluster_script=$(realpath "${BASH_SOURCE[0]}")
+    _scratch_clusters=()
+    _scratch_hooks=()
+    SCRATCH=""
+
+    scratch_dir() {
+        local name=${1:?usage: scratch_dir NAME}
+        SCRATCH=$(mktemp -d "/tmp/minhash-$name.XXXXXX")
+        chmod 755 "$SCRATCH"
+        chown postgres: "$SCRATCH" 2>/dev/null || true
+        trap _scratch_cleanup EXIT
+        # An explicit exit on a signal runs the EXIT trap.
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+    }
+
+    scratch_cluster() {
+        local sub=${1:?usage: scratch_cluster SUBDIR [postgres.conf lines...]}
+        shift
+        [ -n "$SCRATCH" ] || { echo "scratch_cluster: call scratch_dir first" >&2; return 1; }
+        case " ${_scratch_clusters[*]} " in
+        *" $SCRATCH/$sub "*) ;;
+        *) _scratch_clusters+=("$SCRATCH/$sub") ;;
+        esac
+        bash "$_pgcluster_script" start "$SCRATCH/$sub" "$@"
+        # shellcheck disable=SC1090,SC1091
+        . "$SCRATCH/$sub/env"
+    }
+
+    scratch_at_exit() { _scratch_hooks+=("$1"); }
+
+    _scratch_cleanup() {
+        local i
+        for ((i = ${#_scratch_clusters[@]} - 1; i >= 0; i--)); do
+            bash "$_pgcluster_script" stop "${_scratch_clusters[$i]}" >/dev/null 2>&1 || true
+        done
+        for ((i = ${#_scratch_hooks[@]} - 1; i >= 0; i--)); do
+            eval "${_scratch_hooks[$i]}" || true
+        done
+        if [ -n "$SCRATCH" ] && [ -d "$SCRATCH" ]; then
+            if [ "${SCRATCH_KEEP:-0}" = 1 ]; then
+                echo "scratch directory kept: $SCRATCH" >&2
+            else
+                rm -rf "$SCRATCH"
+            fi
+        fi
+    }
+    return 0
+fi
+
 set -euo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}

@@ -9,19 +9,11 @@
 # itself runs as the caller and reads sql/ and writes results/ in the clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
-scratch=$(mktemp -d /tmp/minhash-regress.XXXXXX)
-chown postgres: "$scratch"
-cleanup() {
-    bash "$root/scripts/pgcluster.sh" stop "$scratch/regress" || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-
-bash scripts/pgcluster.sh start "$scratch/regress" "max_worker_processes = 8" "max_parallel_workers_per_gather = 2"
-# shellcheck disable=SC1091
-. "$scratch/regress/env"
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir regress
+scratch_cluster regress "max_worker_processes = 8" "max_parallel_workers_per_gather = 2"
 if ! make installcheck; then
     [ -f regression.diffs ] && head -n 300 regression.diffs
     exit 1

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Runs the TAP tests in tests/t with PostgreSQL::Test::Cluster. The clusters
-# they create refuse to run as root, so prove runs as the postgres user with a
-# scratch TESTDIR it owns.
+# Runs the TAP tests in tests/t (PostgreSQL::Test::Cluster) through PGXS:
+# `make installcheck MINHASH_TAP=1`, i.e. PGXS's TAP_TESTS / prove_installcheck
+# (the Makefile). The clusters they create refuse to run as root, so make runs
+# as the postgres user; what this wrapper adds to that is:
 #
-# The clone may sit in a directory the postgres user cannot enter (root's
-# home, `mktemp -d`: mode 0700), so prove never reads it: the tests and the
-# source tree (tracked and untracked files, for tests that read them through
-# $MINHASH_SRC) are copied into the scratch directory first. Permissions of
-# the clone and its parents are left alone.
-#
-# A run that executes no test (unreadable or missing files, prove's
-# "Result: NOTESTS"), or in which a test file skips itself, is a failure,
-# never a silent pass.
+# - The clone may sit in a directory the postgres user cannot enter (root's
+#   home, `mktemp -d`: mode 0700), so the postgres user never reads it: the
+#   tests and the source tree (tracked and untracked files, for tests that
+#   read them through $MINHASH_SRC) are copied into a scratch directory
+#   (scripts/pgcluster.sh's scratch_dir), with the history as a bare
+#   repository (150_upgrade builds the 1.0 release from it), and make runs
+#   there. Permissions of the clone and its parents are left alone.
+# - A run that executes no test (unreadable or missing files, prove's
+#   "Result: NOTESTS"), runs fewer files than asked, or in which a test file
+#   skips itself, is a failure, never a silent pass: prove's exit status
+#   alone does not say so.
 #
 #   scripts/tap.sh [tests/t/NNN_name.pl ...]   default: every tests/t/*.pl
 #
@@ -21,11 +24,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-pgxs_dir="$(dirname "$("$PG_CONFIG" --pgxs)")/.."
-pgxs_perl="$pgxs_dir/test/perl"
-# Cluster::init runs `$PG_REGRESS --config-auth` and bails out if it fails, so
-# this must be the real pg_regress (PGXS ships it next to the perl modules).
-pg_regress="$pgxs_dir/test/regress/pg_regress"
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     mapfile -t tests < <(ls tests/t/*.pl 2>/dev/null | sort)
@@ -34,29 +32,22 @@ if [ ${#tests[@]} -eq 0 ]; then
     echo "no TAP tests" >&2
     exit 1
 fi
-testdir=$(mktemp -d /tmp/minhash-tap.XXXXXX)
-if [ "${MINHASH_TAP_KEEP:-0}" = 1 ]; then
-    trap 'echo "TAP scratch kept in $testdir"' EXIT
-else
-    trap 'rm -rf "$testdir"' EXIT
-fi
-src=$testdir/src
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+SCRATCH_KEEP=${MINHASH_TAP_KEEP:-0}
+scratch_dir tap
+src=$SCRATCH/src
 mkdir -p "$src"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -z -co --exclude-standard \
         | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
         | tar --null -T - -cf - | tar -C "$src" -xf -
+    git clone -q --bare "$(git rev-parse --show-toplevel)" "$src/.git"
 else
     tar --exclude=./build -cf - . | tar -C "$src" -xf -
 fi
-# The history too, as a bare repository at $src/.git: 150_upgrade builds the
-# 1.0 release from it (git archive), and the postgres user cannot read the
-# clone's own .git when the clone sits in a private directory.
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git clone -q --bare "$(git rev-parse --show-toplevel)" "$src/.git"
-fi
 # Tests named on the command line may be ignored by git or lie elsewhere:
-# each is run from its copy, $src/<its path under the clone> (or $src/extra/).
+# each is run from its copy, <its path under the clone> (or extra/) in $src.
 copies=()
 for t in "${tests[@]}"; do
     [ -r "$t" ] || { echo "TAP: cannot read $t" >&2; exit 1; }
@@ -64,19 +55,14 @@ for t in "${tests[@]}"; do
     case "$rel" in ../*) rel=extra/$(basename "$t") ;; esac
     mkdir -p "$src/$(dirname "$rel")"
     cp "$t" "$src/$rel"
-    copies+=("$src/$rel")
+    copies+=("$rel")
 done
-chown -R postgres: "$testdir"
+chown -R postgres: "$SCRATCH"
 
 status=0
-log=$testdir/prove.log
-(cd "$testdir" && runuser -u postgres -- env \
-    PATH="$("$PG_CONFIG" --bindir):$PATH" PG_CONFIG="$PG_CONFIG" \
-    TESTDIR="$testdir" PG_REGRESS="$pg_regress" \
-    TESTDATADIR="$testdir/tmp_check" TESTLOGDIR="$testdir/tmp_check/log" \
-    PGPORT=$((30000 + RANDOM % 20000)) \
-    MINHASH_SRC="$src" \
-    prove -I "$pgxs_perl" -I "$src/tests/t" --timer "${copies[@]}") 2>&1 \
+log=$SCRATCH/prove.log
+(cd "$src" && runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" MINHASH_SRC="$src" \
+    make -s installcheck MINHASH_TAP=1 PG_CONFIG="$PG_CONFIG" PROVE_TESTS="${copies[*]}") 2>&1 \
     | tee "$log" || status=$?
 # prove's summary: "Files=N, Tests=M, ..." then "Result: PASS".
 files=$(sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1/p' "$log" | tail -n 1)
@@ -92,7 +78,7 @@ if grep -E '\.pl \.+ skipped:' "$log" >&2; then
     [ "$status" -ne 0 ] || status=1
 fi
 if [ "$status" -ne 0 ]; then
-    for log in "$testdir"/tmp_check/log/*; do
+    for log in "$src"/tmp_check/log/*; do
         [ -f "$log" ] || continue
         echo "===== tail of $log ====="
         tail -n 80 "$log"

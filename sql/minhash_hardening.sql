@@ -75,4 +75,13 @@ INSERT INTO hard_docs
 SELECT g, (SELECT string_agg('w' || i, ' ') FROM generate_series(1, 3000) i) FROM generate_series(1, 2) g;
 SELECT * FROM minhash_similar_pairs('hard_docs_idx', 'id', exact => true) ORDER BY 1, 2;
 
+-- The same bound for the lexemes of a text search configuration (the index
+-- is on minhash(body, config)): the lexeme path was once unbounded.
+CREATE INDEX hard_docs_lexeme_idx ON hard_docs USING lsh (minhash(body, 'simple'::regconfig));
+SET work_mem = '64kB';
+SELECT * FROM minhash_similar_pairs('hard_docs_lexeme_idx', 'id', exact => true) ORDER BY 1, 2;
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM hard_docs WHERE id <= 2;
+SELECT * FROM minhash_similar_pairs('hard_docs_lexeme_idx', 'id', exact => true) ORDER BY 1, 2;
+RESET work_mem;
 DROP TABLE hard_sig, hard_docs;

@@ -1,6 +1,8 @@
 # Helpers shared by the benchmark's sections (sourced by bench/run.sh).
-# Expects PGHOST/PGPORT/... from the scratch cluster's env file, PGBIN, and
-# RESULTS (this run's output directory).
+# Expects PGHOST/PGPORT/... from the scratch cluster's env file, PGBIN,
+# RESULTS (this run's output directory), DATA (the corpus: docs.tsv,
+# truth.tsv, baskets.tsv, ...) and BENCH_BIN (the CMake build directory,
+# build/core, holding minhash-gen, core_bench and hash_families).
 
 # psql: unaligned tuples only, stop at the first error.
 q() { psql -X -q -v ON_ERROR_STOP=1 -tA "$@"; }

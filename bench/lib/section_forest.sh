@@ -30,7 +30,8 @@ section_forest() {
     fi
     local nrec=$NREC b="$LSH_B, $LSH_R" lsh="SELECT id FROM docs WHERE sig % q.sig" ts="0.3 0.5 0.7 0.9"
     local -A one_r one_c one_d ded_r ded_c ded_d ded_br gin_r gin_c
-    local t r c d
+    local t r c d load0
+    load0=$(cut -d' ' -f1-3 /proc/loadavg)
     for t in $ts; do
         read -r r c d <<<"$(forest_threshold_run "$lsh" "$t" "$nrec" "" "one${t/./}")"
         one_r[$t]=$r one_c[$t]=$c one_d[$t]=$d
@@ -56,7 +57,7 @@ section_forest() {
         tbl_row "$t|${one_r[$t]}|$(fmt %.3f "${one_c[$t]}")|${one_d[$t]}|${ded_br[$t]}|${ded_r[$t]}|$(fmt %.3f "${ded_c[$t]}")|${ded_d[$t]}|${gin_r[$t]}|$(fmt %.3f "${gin_c[$t]}")|$(fmt %.2f "$(calc "${one_c[$t]} / ${ded_c[$t]}")")"
         printf '%s\t%s\t%s\t%s\n' "$t" "${one_r[$t]}" "${ded_r[$t]}" "${gin_r[$t]}" >>"$RESULTS/plots/forest_recall.tsv"
     done
-    tbl_note "One index: docs_sig_lsh WITH (threshold = 0.5) at the default minhash.lsh_recall (0.98); its probe depth (values of each band that must agree) follows t. Dedicated: an index WITH (threshold = t), built and dropped for each t. GIN: minhash_bands(sig, $LSH_B, $LSH_R) && q's bands, then jaccard() >= t: whole bands only, as the 1.0 lsh index. CPU: the backend's CPU time for the batch (one LATERAL statement) per query; all in one run, so ratios compare like with like."
+    tbl_note "One index: docs_sig_lsh WITH (threshold = 0.5) at the default minhash.lsh_recall (0.98); its probe depth (values of each band that must agree) follows t. Dedicated: an index WITH (threshold = t), built and dropped for each t. GIN: minhash_bands(sig, $LSH_B, $LSH_R) && q's bands, then jaccard() >= t: whole bands only, as the 1.0 lsh index. CPU: the backend's CPU time for the batch (one LATERAL statement) per query; all in one run, so ratios compare like with like. Load average (1, 5, 15 min) at the start of this section: $load0; at this table: $(cut -d' ' -f1-3 /proc/loadavg)."
     tbl_end
     PLOTS=$RESULTS/plots
     if command -v gnuplot >/dev/null; then
@@ -68,6 +69,7 @@ section_forest() {
     # returned row counts if its distance is within the exact k-th distance:
     # ties at the k-th distance are interchangeable), CPU per query.
     local nk=$NREC_SLOW k rows rec cpu
+    load0=$(cut -d' ' -f1-3 /proc/loadavg)
     tbl_start "ORDER BY sig <%> q LIMIT k through the lsh index ($ROWS rows, $nk queries; minhash.lsh_max_scan_tuples = 20000)" \
         "k|rows returned / query|recall@k vs exact top k (seq scan)|CPU ms/q (index)|CPU ms/q (seq scan + sort)"
     for k in 10 100 1000; do
@@ -84,6 +86,6 @@ section_forest() {
         tbl_row "$k|$rows|$rec|$(fmt %.3f "$(calc "${cpu% *} * 1000 / $nk")")|$(fmt %.3f "$(calc "${cpu_seq% *} * 1000 / $nk")")"
         q -c "DROP TABLE fk_idx, fk_seq" >/dev/null
     done
-    tbl_note "The index widens depth by depth (whole bands, then shorter prefixes, then every signature not yet verified) until k rows are found or minhash.lsh_max_scan_tuples signatures have been verified; at the bound it returns what it verified, nearest first."
+    tbl_note "The index widens depth by depth (whole bands, then shorter prefixes, then every signature not yet verified) until k rows are found or minhash.lsh_max_scan_tuples signatures have been verified; at the bound it returns what it verified, nearest first. CPU: the backend's CPU time for the batch per query. Load average at the start of this table: $load0; at its end: $(cut -d' ' -f1-3 /proc/loadavg)."
     tbl_end
 }

@@ -190,7 +190,7 @@ plot_hash_families() {
     local n=${HASH_FAMILY_ROWS:-10000}
     [ "$smoke" = 1 ] && n=${HASH_FAMILY_ROWS:-2000}   # the slow families take minutes at 10,000
     [ "$n" -gt "$ROWS" ] && n=$ROWS
-    nice "$bench/build/hash_families" "$DATA/docs.tsv" "$DATA/truth.tsv" "$n" 128 >"$PLOTS/hash_families.tsv"
+    nice "$BENCH_BIN/hash_families" "$DATA/docs.tsv" "$DATA/truth.tsv" "$n" 128 >"$PLOTS/hash_families.tsv"
     {
         echo
         echo "Hash families ($n documents, 128 functions; bench/hash_families.cpp):"

@@ -5,7 +5,7 @@
 # Runs core_bench once; leaves its CSV in $RESULTS/core_bench.csv.
 run_core_bench() {
     MINHASH_BENCH_DOCS=$DATA/docs.tsv MINHASH_BENCH_BASKETS=$DATA/baskets.tsv \
-        "$bench/build/core_bench" --benchmark_min_time="$CORE_MIN_TIME" \
+        "$BENCH_BIN/core_bench" --benchmark_min_time="$CORE_MIN_TIME" \
         --benchmark_out="$RESULTS/core_bench.csv" --benchmark_out_format=csv \
         >"$RESULTS/core_bench.txt" 2>&1
 }

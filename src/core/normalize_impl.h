@@ -1,5 +1,5 @@
-// The normalizer shared by normalize() (which records every unit) and
-// signature_of_text() (which streams units into a window of the last k):
+// The normalizer shared by normalize() (which records every unit) and every
+// path that shingles (which streams units into a ShingleWindow):
 // one pass over the UTF-8 input that writes the normalized text into a
 // caller's buffer and reports each completed unit as a byte range of it.
 //
@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "core/shingle.h"
+#include "core/shingle_window.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -33,6 +34,10 @@ namespace detail {
 constexpr size_t kMaxFoldedBytes = 8;
 constexpr size_t kMaxExpansion = 3;
 inline size_t normalized_capacity(size_t input_len) { return kMaxExpansion * input_len + 32; }
+// Offsets are 32-bit; PostgreSQL text is at most 1 GB.
+inline bool too_large_to_shingle(size_t input_len) {
+    return input_len > (UINT32_MAX - 64) / kMaxExpansion;
+}
 
 // Byte classes. In word mode: Token (letter or digit), Mark (a combining
 // mark: part of a token only when it continues one, so "e\u0301" stays one
@@ -244,6 +249,61 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
     }
     *out_len = o;
     return true;
+}
+
+// Every kUnitsPerPoll units the shingling paths poll too: hashing k-unit
+// windows costs up to k times the input.
+constexpr uint64_t kUnitsPerPoll = 1024;
+
+// Adapts a shingle consumer to the normalizer's sink: units go through one
+// ShingleWindow, each complete shingle [first, end) to
+// consumer.shingle(first, end) and each poll to consumer.poll(); either
+// returns false to stop.
+template <class Consumer>
+class WindowSink {
+  public:
+    WindowSink(int k, Consumer &consumer) : window_(k), consumer_(consumer) {}
+
+    bool unit(uint32_t start, uint32_t end) {
+        uint32_t first;
+        if (window_.push(start, end, &first) && !consumer_.shingle(first, end))
+            return false;
+        if ((window_.units() & (kUnitsPerPoll - 1)) == 0)
+            return consumer_.poll();
+        return true;
+    }
+    bool tick() { return consumer_.poll(); }
+
+    // After the last unit: the shingle of a short text, if any.
+    bool finish() {
+        uint32_t first, end;
+        return !window_.short_text(&first, &end) || consumer_.shingle(first, end);
+    }
+
+  private:
+    ShingleWindow window_;
+    Consumer &consumer_;
+};
+
+// The shingles of doc, normalized into text (normalized_capacity(doc.size())
+// bytes, which the offsets index), to consumer. False if it stopped.
+template <class Consumer>
+bool shingle_document(std::string_view doc, const ShingleSpec &spec, char *text,
+                      Consumer &consumer) {
+    WindowSink<Consumer> sink(clamp_shingle_size(spec), consumer);
+    size_t len = 0;
+    return normalize_into(doc, spec.unit, text, &len, sink) && sink.finish();
+}
+
+// The shingles of a text already split into units, k at a time (offsets
+// index units.text). False if the consumer stopped.
+template <class Consumer>
+bool shingle_units(const UnitText &units, int k, Consumer &consumer) {
+    WindowSink<Consumer> sink(k, consumer);
+    for (size_t i = 0; i < units.count; ++i)
+        if (!sink.unit(units.starts[i], units.ends[i]))
+            return false;
+    return sink.finish();
 }
 
 }  // namespace detail

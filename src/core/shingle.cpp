@@ -16,6 +16,7 @@
 #include <unictype.h>
 #include <unistr.h>
 
+#include "core/guard_impl.h"
 #include "core/hash.h"
 #include "core/normalize_impl.h"
 
@@ -209,8 +210,7 @@ struct RecordingSink {
 }  // namespace
 
 NormalizedText normalize(std::string_view doc, ShingleUnit unit) {
-    // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
+    if (detail::too_large_to_shingle(doc.size()))
         throw std::length_error("document too large to shingle");
     NormalizedText norm;
     norm.text.resize(detail::normalized_capacity(doc.size()));
@@ -223,65 +223,40 @@ NormalizedText normalize(std::string_view doc, ShingleUnit unit) {
 
 namespace detail {
 
-// Receives units from the normalizer and keeps the starts of the last k in a
-// ring (as the signature path does), so a window is complete the moment its
-// last unit is. New shingles go into an open-addressing hash table of 64-bit
-// slots: the top 32 bits of the shingle's XXH3 hash, then its index + 1
-// (0 = empty). A table of 2^b slots (b ≤ 32) probes from the top b bits of the
-// hash, which the slot itself keeps, so growing never rehashes any text.
-class DistinctSink {
+// Polls the caller's flag; remembers why the work stopped.
+class Poller {
   public:
-    DistinctSink(const char *text, int k, InterruptFlag interrupt, size_t max_bytes,
-                 DistinctShingles *out)
-        : text_(text), k_(k), interrupt_(interrupt), max_bytes_(max_bytes), out_(out) {
-        slots_.assign(size_t(1) << bits_, 0);
-    }
-
-    bool unit(uint32_t start, uint32_t end) {
-        ring_[pos_] = start;
-        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
-        ++count_;
-        last_end_ = end;
-        if (count_ >= static_cast<uint64_t>(k_) && !add(ring_[pos_], end))
-            return false;
-        // The normalizer ticks per input bytes; poll per units too, since
-        // hashing k-unit windows costs up to k times the input.
-        if ((count_ & (kUnitsPerPoll - 1)) == 0)
-            return tick();
-        return true;
-    }
-
-    bool tick() {
+    explicit Poller(InterruptFlag interrupt) : interrupt_(interrupt) {}
+    bool poll() {
         if (status_ == Status::Ok && interrupt_ && *interrupt_)
             status_ = Status::Interrupted;
         return status_ == Status::Ok;
     }
-
-    // A text with fewer than k units is one shingle: all of it.
-    void finish() {
-        if (status_ == Status::Ok && count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            add(0, last_end_);
-        if (status_ == Status::Ok)
-            flush();
+    bool stop(Status why) {
+        status_ = why;
+        return false;
     }
-
     Status status() const { return status_; }
 
   private:
-    static constexpr uint64_t kUnitsPerPoll = 1024;
-    static constexpr size_t kSlotsPerPoll = size_t(1) << 16;
-    // Shingles are hashed and their first slot prefetched kBatch at a time
-    // before any is looked up: once the table outgrows the cache, the
-    // lookups would otherwise wait on one memory access after another.
-    static constexpr size_t kBatch = 16;
+    InterruptFlag interrupt_;
+    Status status_ = Status::Ok;
+};
 
-    struct Pending {
-        uint32_t start;
-        uint32_t len;
-        uint32_t tag;  // top 32 bits of the hash
-    };
+// Receives the shingles of a text (its window is WindowSink's) and keeps the
+// new ones in an open-addressing hash table of 64-bit slots: the top 32 bits
+// of the shingle's XXH3 hash, then its index + 1 (0 = empty). A table of 2^b
+// slots (b ≤ 32) probes from the top b bits of the hash, which the slot
+// itself keeps, so growing never rehashes any text.
+class DistinctConsumer : public Poller {
+  public:
+    DistinctConsumer(const char *text, InterruptFlag interrupt, size_t max_bytes,
+                     DistinctShingles *out)
+        : Poller(interrupt), text_(text), max_bytes_(max_bytes), out_(out) {
+        slots_.assign(size_t(1) << bits_, 0);
+    }
 
-    bool add(uint32_t start, uint32_t end) {
+    bool shingle(uint32_t start, uint32_t end) {
         const uint32_t len = end - start;
         const uint32_t tag = static_cast<uint32_t>(hash_bytes(text_ + start, len) >> 32);
         __builtin_prefetch(&slots_[tag >> (32 - bits_)]);
@@ -299,6 +274,19 @@ class DistinctSink {
         return true;
     }
 
+  private:
+    static constexpr size_t kSlotsPerPoll = size_t(1) << 16;
+    // Shingles are hashed and their first slot prefetched kBatch at a time
+    // before any is looked up: once the table outgrows the cache, the
+    // lookups would otherwise wait on one memory access after another.
+    static constexpr size_t kBatch = 16;
+
+    struct Pending {
+        uint32_t start;
+        uint32_t len;
+        uint32_t tag;  // top 32 bits of the hash
+    };
+
     bool insert(const Pending &sh) {
         const char *s = text_ + sh.start;
         const size_t mask = slots_.size() - 1;
@@ -312,10 +300,8 @@ class DistinctSink {
         }
         // New: charge it before storing anything.
         const size_t charge = size_t(sh.len) + kDistinctShingleOverhead;
-        if (charge > max_bytes_ - used_) {
-            status_ = Status::TooLarge;
-            return false;
-        }
+        if (charge > max_bytes_ - used_)
+            return stop(Status::TooLarge);
         used_ += charge;
         const size_t index = out_->start_.size();
         out_->start_.push_back(sh.start);
@@ -329,15 +315,13 @@ class DistinctSink {
     }
 
     bool grow() {
-        if (bits_ == 32) {  // positions come from the 32-bit tag
-            status_ = Status::TooLarge;
-            return false;
-        }
+        if (bits_ == 32)  // positions come from the 32-bit tag
+            return stop(Status::TooLarge);
         ++bits_;
         std::vector<uint64_t> bigger(size_t(1) << bits_, 0);
         const size_t mask = bigger.size() - 1;
         for (size_t n = 0; n < slots_.size(); ++n) {
-            if ((n & (kSlotsPerPoll - 1)) == kSlotsPerPoll - 1 && !tick())
+            if ((n & (kSlotsPerPoll - 1)) == kSlotsPerPoll - 1 && !poll())
                 return false;
             const uint64_t slot = slots_[n];
             if (slot == 0)
@@ -352,131 +336,207 @@ class DistinctSink {
     }
 
     const char *text_;
-    const int k_;
-    InterruptFlag interrupt_;
     const size_t max_bytes_;
     DistinctShingles *out_;
-    Status status_ = Status::Ok;
     size_t used_ = 0;
     int bits_ = 10;
     std::vector<uint64_t> slots_;
-    int pos_ = 0;
-    uint64_t count_ = 0;
-    uint32_t last_end_ = 0;
     size_t npending_ = 0;
     Pending pending_[kBatch];
-    uint32_t ring_[kMaxShingleSize];
 };
 
-}  // namespace detail
-
-Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
-                         size_t max_bytes, DistinctShingles *out) {
-    *out = DistinctShingles();
-    // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
-        return Status::TooLarge;
-    const int k = clamp_shingle_size(spec);
-    DistinctShingles set;
-    set.text_.reset(new char[detail::normalized_capacity(doc.size())]);
-    detail::DistinctSink sink(set.text_.get(), k, interrupt, max_bytes, &set);
-    size_t len = 0;
-    if (detail::normalize_into(doc, spec.unit, set.text_.get(), &len, sink))
-        sink.finish();
-    if (sink.status() == Status::Ok)
-        *out = std::move(set);
-    return sink.status();
-}
-
-namespace detail {
-
-// Receives units from the normalizer, keeps the starts of the last k in a
-// ring (as the signature path does) and hands the hash of each complete
-// window to the caller's sink in blocks.
-class HashSink {
+// Hands the hash of each shingle to the caller's sink in blocks.
+class HashConsumer : public Poller {
   public:
-    HashSink(const char *text, int k, InterruptFlag interrupt, ShingleHashSink sink, void *ctx)
-        : text_(text), k_(k), interrupt_(interrupt), sink_(sink), ctx_(ctx) {}
+    HashConsumer(const char *text, InterruptFlag interrupt, ShingleHashSink sink, void *ctx)
+        : Poller(interrupt), text_(text), sink_(sink), ctx_(ctx) {}
 
-    bool unit(uint32_t start, uint32_t end) {
-        ring_[pos_] = start;
-        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
-        ++count_;
-        last_end_ = end;
-        if (count_ >= static_cast<uint64_t>(k_)) {
-            const uint32_t first = ring_[pos_];  // start of unit count_ - k
-            push(hash_bytes(text_ + first, end - first));
-        }
-        return status_ == Status::Ok;
+    bool shingle(uint32_t start, uint32_t end) {
+        block_[nblock_++] = hash_bytes(text_ + start, end - start);
+        return nblock_ < kBlock || flush();
     }
-
-    bool tick() {
-        if (status_ == Status::Ok && interrupt_ && *interrupt_)
-            status_ = Status::Interrupted;
-        return status_ == Status::Ok;
+    bool flush() {
+        const size_t n = nblock_;
+        nblock_ = 0;
+        return n == 0 || sink_(ctx_, block_, n) || stop(Status::TooLarge);
     }
-
-    // A text with fewer than k units is one shingle: all of it.
-    void finish() {
-        if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            push(hash_bytes(text_, last_end_));
-        flush();
-    }
-
-    Status status() const { return status_; }
 
   private:
     static constexpr size_t kBlock = 256;
 
-    void push(uint64_t h) {
-        if (status_ != Status::Ok)
-            return;
-        block_[nblock_++] = h;
-        if (nblock_ == kBlock) {
-            flush();
-            tick();
-        }
-    }
-    void flush() {
-        if (status_ == Status::Ok && nblock_ > 0 && !sink_(ctx_, block_, nblock_))
-            status_ = Status::TooLarge;
-        nblock_ = 0;
-    }
-
     const char *text_;
-    const int k_;
-    InterruptFlag interrupt_;
     ShingleHashSink sink_;
     void *ctx_;
-    Status status_ = Status::Ok;
-    int pos_ = 0;
-    uint64_t count_ = 0;
-    uint32_t last_end_ = 0;
     size_t nblock_ = 0;
-    uint32_t ring_[kMaxShingleSize];
     uint64_t block_[kBlock];
 };
 
 }  // namespace detail
 
+namespace {
+
+// The set of a normalized (or copied) text, owned by set: shingle(consumer)
+// produces the shingles.
+template <class Shingle>
+Status fill_distinct(DistinctShingles *set, const char *text, InterruptFlag interrupt,
+                     size_t max_bytes, Shingle &&shingle) {
+    detail::DistinctConsumer consumer(text, interrupt, max_bytes, set);
+    if (shingle(consumer))
+        consumer.flush();
+    return consumer.status();
+}
+
+}  // namespace
+
+Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                         size_t max_bytes, DistinctShingles *out) noexcept {
+    return detail::guarded([&] {
+        *out = DistinctShingles();
+        if (detail::too_large_to_shingle(doc.size()))
+            return Status::TooLarge;
+        DistinctShingles set;
+        set.text_.reset(new char[detail::normalized_capacity(doc.size())]);
+        char *text = set.text_.get();
+        const Status st = fill_distinct(&set, text, interrupt, max_bytes, [&](auto &consumer) {
+            return detail::shingle_document(doc, spec, text, consumer);
+        });
+        if (st == Status::Ok)
+            *out = std::move(set);
+        return st;
+    });
+}
+
+Status distinct_shingles(const UnitText &units, int k, InterruptFlag interrupt, size_t max_bytes,
+                         DistinctShingles *out) noexcept {
+    return detail::guarded([&] {
+        *out = DistinctShingles();
+        const size_t len = units.count == 0 ? 0 : units.ends[units.count - 1];
+        DistinctShingles set;
+        set.text_.reset(new char[len + 1]);
+        std::memcpy(set.text_.get(), units.text, len);
+        const Status st = fill_distinct(&set, set.text_.get(), interrupt, max_bytes,
+                                        [&](auto &consumer) {
+            return detail::shingle_units(units, k, consumer);
+        });
+        if (st == Status::Ok)
+            *out = std::move(set);
+        return st;
+    });
+}
+
+namespace {
+
+template <class Compute>
+Status new_set(DistinctShingles **out, Compute &&compute) noexcept {
+    *out = nullptr;
+    return detail::guarded([&] {
+        std::unique_ptr<DistinctShingles> set(new DistinctShingles());
+        const Status st = compute(set.get());
+        if (st == Status::Ok)
+            *out = set.release();
+        return st;
+    });
+}
+
+}  // namespace
+
+Status new_distinct_shingles(std::string_view doc, const ShingleSpec &spec,
+                             InterruptFlag interrupt, size_t max_bytes,
+                             DistinctShingles **out) noexcept {
+    return new_set(out, [&](DistinctShingles *set) {
+        return distinct_shingles(doc, spec, interrupt, max_bytes, set);
+    });
+}
+
+Status new_distinct_shingles(const UnitText &units, int k, InterruptFlag interrupt,
+                             size_t max_bytes, DistinctShingles **out) noexcept {
+    return new_set(out, [&](DistinctShingles *set) {
+        return distinct_shingles(units, k, interrupt, max_bytes, set);
+    });
+}
+
+void free_distinct_shingles(DistinctShingles *set) noexcept { delete set; }
+
 Status for_each_shingle_hash(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
-                             ShingleHashSink sink, void *ctx) {
-    // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
-    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
-        return Status::TooLarge;
-    const int k = clamp_shingle_size(spec);
-    std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
-    detail::HashSink hs(text.get(), k, interrupt, sink, ctx);
-    size_t len = 0;
-    if (detail::normalize_into(doc, spec.unit, text.get(), &len, hs))
-        hs.finish();
-    return hs.status();
+                             ShingleHashSink sink, void *ctx) noexcept {
+    return detail::guarded([&] {
+        if (detail::too_large_to_shingle(doc.size()))
+            return Status::TooLarge;
+        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+        detail::HashConsumer consumer(text.get(), interrupt, sink, ctx);
+        if (detail::shingle_document(doc, spec, text.get(), consumer))
+            consumer.flush();
+        return consumer.status();
+    });
+}
+
+Status for_each_shingle_hash(const UnitText &units, int k, InterruptFlag interrupt,
+                             ShingleHashSink sink, void *ctx) noexcept {
+    return detail::guarded([&] {
+        detail::HashConsumer consumer(units.text, interrupt, sink, ctx);
+        if (detail::shingle_units(units, k, consumer))
+            consumer.flush();
+        return consumer.status();
+    });
+}
+
+namespace {
+
+// Deduplicates set->hashes[0..n) in place: sorted, distinct.
+size_t sort_unique(uint64_t *h, size_t n) {
+    std::sort(h, h + n);
+    return static_cast<size_t>(std::unique(h, h + n) - h);
+}
+
+// The ShingleHashSink of shingle_hash_set: when the buffer fills, it is
+// deduplicated and the stream goes on while enough room is left.
+bool take_hashes(void *ctx, const uint64_t *hashes, size_t count) {
+    auto *set = static_cast<ShingleHashSet *>(ctx);
+    for (size_t i = 0; i < count; ++i) {
+        if (set->count == set->cap) {
+            set->count = sort_unique(set->hashes, set->count);
+            if (set->count == set->cap ||
+                (!set->last_try && set->count > set->cap - set->cap / 8))
+                return false;
+        }
+        set->hashes[set->count++] = hashes[i];
+    }
+    return true;
+}
+
+template <class Stream>
+Status hash_set(ShingleHashSet *set, Stream &&stream) {
+    set->count = 0;
+    const Status st = stream(take_hashes, static_cast<void *>(set));
+    if (st == Status::Ok)
+        set->count = sort_unique(set->hashes, set->count);
+    else
+        set->count = 0;
+    return st;
+}
+
+}  // namespace
+
+Status shingle_hash_set(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                        ShingleHashSet *set) noexcept {
+    return hash_set(set, [&](ShingleHashSink sink, void *ctx) {
+        return for_each_shingle_hash(doc, spec, interrupt, sink, ctx);
+    });
+}
+
+Status shingle_hash_set(const UnitText &units, int k, InterruptFlag interrupt,
+                        ShingleHashSet *set) noexcept {
+    return hash_set(set, [&](ShingleHashSink sink, void *ctx) {
+        return for_each_shingle_hash(units, k, interrupt, sink, ctx);
+    });
 }
 
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec) {
     DistinctShingles set;
-    if (distinct_shingles(doc, spec, nullptr, std::numeric_limits<size_t>::max(), &set) !=
-        Status::Ok)
+    const Status st = distinct_shingles(doc, spec, nullptr, std::numeric_limits<size_t>::max(), &set);
+    if (st == Status::OutOfMemory)
+        throw std::bad_alloc();
+    if (st != Status::Ok)
         throw std::length_error("document too large to shingle");
     std::vector<std::string> out;
     out.reserve(set.size());

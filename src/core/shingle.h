@@ -22,13 +22,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/shingle_window.h"
 #include "core/status.h"
 
 namespace minhash {
 
 enum class ShingleUnit : uint8_t { Word = 0, Char = 1, CharNoSpace = 2 };
-
-constexpr int kMaxShingleSize = 256;
 
 // 5 for words (seed 002), 9 for characters (seed 000).
 int default_shingle_size(ShingleUnit unit) noexcept;
@@ -60,22 +59,21 @@ struct NormalizedText {
 NormalizedText normalize(std::string_view doc, ShingleUnit unit);
 
 // Calls fn(std::string_view shingle) for every shingle, in document order,
-// repeats included.
+// repeats included (the tests' reference: the recorded units through the
+// same ShingleWindow as every other path).
 template <class Fn>
 void for_each_shingle(const NormalizedText &norm, int k, Fn &&fn) {
-    const size_t n = norm.starts.size();
-    if (n == 0)
-        return;
-    if (n < static_cast<size_t>(k)) {
-        fn(std::string_view(norm.text.data() + norm.starts[0], norm.ends[n - 1] - norm.starts[0]));
-        return;
-    }
-    for (size_t i = 0; i + k <= n; ++i)
-        fn(std::string_view(norm.text.data() + norm.starts[i], norm.ends[i + k - 1] - norm.starts[i]));
+    ShingleWindow window(k);
+    uint32_t first, end;
+    for (size_t i = 0; i < norm.starts.size(); ++i)
+        if (window.push(norm.starts[i], norm.ends[i], &first))
+            fn(std::string_view(norm.text.data() + first, norm.ends[i] - first));
+    if (window.short_text(&first, &end))
+        fn(std::string_view(norm.text.data() + first, end - first));
 }
 
 namespace detail {
-class DistinctSink;
+class DistinctConsumer;
 }
 
 // The distinct shingles of a document in order of first appearance (what
@@ -91,9 +89,11 @@ class DistinctShingles {
     size_t total_bytes() const noexcept { return total_bytes_; }  // sum of the lengths
 
   private:
-    friend class detail::DistinctSink;
+    friend class detail::DistinctConsumer;
     friend Status distinct_shingles(std::string_view, const ShingleSpec &, InterruptFlag, size_t,
-                                    DistinctShingles *);
+                                    DistinctShingles *) noexcept;
+    friend Status distinct_shingles(const UnitText &, int, InterruptFlag, size_t,
+                                    DistinctShingles *) noexcept;
     std::unique_ptr<char[]> text_;  // the normalized text
     std::vector<uint32_t> start_;
     std::vector<uint32_t> length_;
@@ -116,12 +116,29 @@ constexpr size_t kDistinctShingleOverhead = 32;
 //  - TooLarge: sum(length + kDistinctShingleOverhead) over the distinct
 //    shingles would exceed max_bytes (checked as each one is found, so the
 //    work stops there), or the document is too large for 32-bit offsets;
-//  - Interrupted: the flag was set.
-// On anything but Ok, *out is left empty. Throws std::bad_alloc.
+//  - Interrupted: the flag was set;
+//  - OutOfMemory, Failure: see status.h.
+// On anything but Ok, *out is left empty.
 Status distinct_shingles(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
-                         size_t max_bytes, DistinctShingles *out);
+                         size_t max_bytes, DistinctShingles *out) noexcept;
+
+// The same for a text already split into units (text search lexemes),
+// shingled k units at a time; the set keeps a copy of units.text.
+Status distinct_shingles(const UnitText &units, int k, InterruptFlag interrupt, size_t max_bytes,
+                         DistinctShingles *out) noexcept;
+
+// For a caller that cannot own a C++ object (the PostgreSQL glue): the set
+// on the core's heap, released with free_distinct_shingles (which takes
+// nullptr). On anything but Ok, *out is nullptr.
+Status new_distinct_shingles(std::string_view doc, const ShingleSpec &spec,
+                             InterruptFlag interrupt, size_t max_bytes,
+                             DistinctShingles **out) noexcept;
+Status new_distinct_shingles(const UnitText &units, int k, InterruptFlag interrupt,
+                             size_t max_bytes, DistinctShingles **out) noexcept;
+void free_distinct_shingles(DistinctShingles *set) noexcept;
 
 // The same without a budget or interruption, as strings (tests, tools).
+// Throws std::length_error (too large) or std::bad_alloc.
 std::vector<std::string> distinct_shingles(std::string_view doc, const ShingleSpec &spec);
 
 // Receives shingle hashes a block at a time; returns false to stop the pass.
@@ -132,9 +149,33 @@ using ShingleHashSink = bool (*)(void *ctx, const uint64_t *hashes, size_t n);
 // included -- to sink, without recording the units: memory is the
 // normalized text alone (at most normalized_capacity bytes). Polls interrupt
 // regularly. Returns Ok; Interrupted (the flag was set); TooLarge (the sink
-// returned false, or the document is too large for 32-bit offsets).
-// Throws std::bad_alloc.
+// returned false, or the document is too large for 32-bit offsets);
+// OutOfMemory; Failure.
 Status for_each_shingle_hash(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
-                             ShingleHashSink sink, void *ctx);
+                             ShingleHashSink sink, void *ctx) noexcept;
+
+// The same for a text already split into units, k units a shingle.
+Status for_each_shingle_hash(const UnitText &units, int k, InterruptFlag interrupt,
+                             ShingleHashSink sink, void *ctx) noexcept;
+
+// The distinct shingle hashes of a document (exact verification), sorted
+// ascending, in a buffer the caller owns and sizes.
+struct ShingleHashSet {
+    uint64_t *hashes;  // room for cap hashes
+    size_t cap;
+    bool last_try;     // the caller cannot give more room: use every slot
+    size_t count;      // out: hashes[0..count) on Ok
+};
+
+// Streams the hashes into set->hashes; whenever it fills, it is sorted and
+// deduplicated in place and the stream goes on, so the room needed is the
+// number of distinct shingles, not of shingles. Returns TooLarge when they
+// do not fit: after deduplication the buffer is full, or (unless last_try)
+// more than 7/8 full, so a retry with more room does not thrash. Polls
+// interrupt as for_each_shingle_hash does.
+Status shingle_hash_set(std::string_view doc, const ShingleSpec &spec, InterruptFlag interrupt,
+                        ShingleHashSet *set) noexcept;
+Status shingle_hash_set(const UnitText &units, int k, InterruptFlag interrupt,
+                        ShingleHashSet *set) noexcept;
 
 }  // namespace minhash

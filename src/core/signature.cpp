@@ -32,9 +32,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 
 #include "core/datasketch.h"
+#include "core/guard_impl.h"
 #include "core/normalize_impl.h"
 #include "core/signature_impl.h"
 
@@ -190,41 +190,30 @@ void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexce
 
 namespace {
 
-// Receives units from the normalizer, keeps the starts of the last k in a
-// ring, hashes each complete window as a substring of the normalized text and
-// folds hashes into the signature a block at a time.
-class SignatureSink {
+// Hashes each shingle (a substring of the text, the window is WindowSink's)
+// and folds the hashes into the signature a block at a time.
+class SignatureConsumer {
   public:
-    SignatureSink(const PermutationFamily &family, const char *text, int k, uint32_t *sig,
-                  InterruptFlag interrupt)
-        : family_(family), text_(text), k_(k), sig_(sig), interrupt_(interrupt) {}
+    SignatureConsumer(const PermutationFamily &family, const char *text, uint32_t *sig,
+                      InterruptFlag interrupt)
+        : family_(family), text_(text), sig_(sig), interrupt_(interrupt) {}
 
-    bool unit(uint32_t start, uint32_t end) {
-        ring_[pos_] = start;
-        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
-        ++count_;
-        last_end_ = end;
-        if (count_ >= static_cast<uint64_t>(k_)) {
-            const uint32_t first = ring_[pos_];  // start of unit count_ − k
-            push(hash(text_ + first, end - first));
-        }
-        return !interrupted_;
+    bool shingle(uint32_t start, uint32_t end) {
+        block_[nblock_++] = hash(text_ + start, end - start);
+        if (nblock_ == kBlock)
+            flush();
+        return true;
     }
-
-    bool tick() {
+    bool poll() {
         if (interrupt_ && *interrupt_)
             interrupted_ = true;
         return !interrupted_;
     }
-
-    // A text with fewer than k units is one shingle: all of it.
-    void finish() {
-        if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            push(hash(text_, last_end_));
-        flush();
+    void flush() {
+        signature_update(family_, block_, nblock_, sig_);
+        nblock_ = 0;
     }
-
-    bool interrupted() const { return interrupted_; }
+    Status status() const { return interrupted_ ? Status::Interrupted : Status::Ok; }
 
   private:
     static constexpr size_t kBlock = 64;
@@ -234,47 +223,37 @@ class SignatureSink {
                                                   : family_hash(family_.kind, p, len);
     }
 
-    void push(uint64_t h) {
-        block_[nblock_++] = h;
-        if (nblock_ == kBlock) {
-            flush();
-            tick();
-        }
-    }
-    void flush() {
-        signature_update(family_, block_, nblock_, sig_);
-        nblock_ = 0;
-    }
-
     const PermutationFamily &family_;
     const char *text_;
-    const int k_;
     uint32_t *sig_;
     InterruptFlag interrupt_;
     bool interrupted_ = false;
-    int pos_ = 0;
-    uint64_t count_ = 0;
-    uint32_t last_end_ = 0;
     size_t nblock_ = 0;
-    uint32_t ring_[kMaxShingleSize];
     uint64_t block_[kBlock];
 };
 
 }  // namespace
 
 Status signature_of_text(const PermutationFamily &family, std::string_view doc,
-                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) {
-    if (doc.size() > (UINT32_MAX - 64) / detail::kMaxExpansion)
-        throw std::length_error("document too large to shingle");
-    const int k = clamp_shingle_size(spec);
-    // The one allocation: the normalized text, hashed in place.
-    std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
-    SignatureSink sink(family, text.get(), k, sig, interrupt);
-    size_t len = 0;
-    if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
-        return Status::Interrupted;
-    sink.finish();
-    return sink.interrupted() ? Status::Interrupted : Status::Ok;
+                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) noexcept {
+    return detail::guarded([&] {
+        if (detail::too_large_to_shingle(doc.size()))
+            return Status::TooLarge;
+        // The one allocation: the normalized text, hashed in place.
+        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
+        SignatureConsumer consumer(family, text.get(), sig, interrupt);
+        if (detail::shingle_document(doc, spec, text.get(), consumer))
+            consumer.flush();
+        return consumer.status();
+    });
+}
+
+Status signature_of_units(const PermutationFamily &family, const UnitText &units, int k,
+                          uint32_t *sig, InterruptFlag interrupt) noexcept {
+    SignatureConsumer consumer(family, units.text, sig, interrupt);
+    if (detail::shingle_units(units, k, consumer))
+        consumer.flush();
+    return consumer.status();
 }
 
 }  // namespace minhash

@@ -58,9 +58,17 @@ void signature_update(const PermutationFamily &family, const uint64_t *hashes, s
                       uint32_t *sig) noexcept;
 
 // Shingles doc and folds every shingle into sig (which must be initialised).
-// Polls interrupt between blocks; on Interrupted sig is incomplete.
+// Polls interrupt regularly; on Interrupted sig is incomplete (a partial
+// fold of the same shingles: calling again completes it). TooLarge: the
+// document exceeds the normalizer's 32-bit offsets. OutOfMemory, Failure:
+// see status.h.
 Status signature_of_text(const PermutationFamily &family, std::string_view doc,
-                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt);
+                         const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) noexcept;
+
+// The same for a text already split into units (text search lexemes), k
+// units a shingle. Allocates nothing: Ok or Interrupted.
+Status signature_of_units(const PermutationFamily &family, const UnitText &units, int k,
+                          uint32_t *sig, InterruptFlag interrupt) noexcept;
 
 // Element-wise minimum: the signature of the union of the two sets.
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept;

@@ -12,6 +12,8 @@
  * skipped, so rows that are all NULL give the empty set's signature -- in both
  * cases minhash_agg(x) = minhash(array_agg(x)).
  */
+#include "pg/pg_prelude.h"
+
 #include "core/signature.h"
 #include "pg/minhash.h"
 

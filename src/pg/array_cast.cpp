@@ -5,6 +5,8 @@
  * and minhash_from_array(values, seed) import native signatures (as in 1.0);
  * minhash_from_array(values, family, seed) names the family.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 
 extern "C" {

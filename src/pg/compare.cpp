@@ -10,6 +10,8 @@
  * total and stable: family, then seed (signed, as minhash_seed shows it),
  * then num_perm, then the values as unsigned integers, position by position.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 
 extern "C" {

@@ -26,6 +26,8 @@
  * Text forms are converted to UTF-8, so a set hashes alike in every
  * database encoding.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/hash.h"
 #include "core/signature.h"
 #include "pg/minhash.h"

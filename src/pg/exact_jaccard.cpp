@@ -11,8 +11,11 @@
  * the result is exact while no string is copied. The core polls
  * InterruptPending and allocates nothing: all memory is PostgreSQL's.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/hash.h"
 #include "core/jaccard.h"
+#include "pg/core_call.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -90,11 +93,12 @@ minhash_jaccard_array(PG_FUNCTION_ARGS)
 
 	/*
 	 * The core stops when InterruptPending is set, leaving both lists whole
-	 * (reordered): service the interrupt, and if the query goes on, call again.
+	 * (reordered): call_core_until_done services the interrupt and, if the
+	 * query goes on, calls again. It allocates nothing: never TooLarge.
 	 */
-	while (minhash::jaccard_exact(la, na, lb, nb, scratch, minhash_interrupt_flag(), &result) !=
-		   minhash::Status::Ok)
-		CHECK_FOR_INTERRUPTS();
+	call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+		return minhash::jaccard_exact(la, na, lb, nb, scratch, interrupt, &result);
+	});
 
 	PG_RETURN_FLOAT8(result);
 }

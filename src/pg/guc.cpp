@@ -11,6 +11,8 @@
  * the first use of the threshold raises the error, until a valid value is
  * set (docs/sql.md, "Settings").
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 
 extern "C" {

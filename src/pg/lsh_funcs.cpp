@@ -2,6 +2,8 @@
  * LSH helpers at the SQL level: choosing bands and rows for a threshold, and
  * the band hashes of a signature (what an lsh index stores per band).
  */
+#include "pg/pg_prelude.h"
+
 #include <cmath>
 
 #include "core/hash.h"

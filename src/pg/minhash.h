@@ -2,33 +2,33 @@
  * Shared declarations of the PostgreSQL glue: the on-disk signature type,
  * GUCs, and the C++/PostgreSQL boundary rules.
  *
- * Boundary rules (see DEVELOPERS.md):
- *  - every extern "C" entry point catches C++ exceptions before they leave it,
- *    then reports with ereport() *after* the catch block has ended;
+ * Boundary rules (see DEVELOPERS.md), enforced by the compiler where it can:
+ *  - src/pg is compiled with -fno-exceptions (pg/pg_prelude.h checks it): no
+ *    C++ exception can be thrown or caught in the glue, so none can leave an
+ *    extern "C" entry point; the core's entry points are noexcept and return
+ *    minhash::Status, which call_core_until_done() (pg/core_call.h) turns
+ *    into CHECK_FOR_INTERRUPTS, a retry with more room, or ereport();
  *  - no object with a non-trivial destructor is alive in a frame that calls
- *    anything that may elog(ERROR)/palloc/CHECK_FOR_INTERRUPTS/detoast: core
- *    work runs in its own noexcept helper that takes and fills plain buffers.
+ *    anything that may elog(ERROR)/palloc/CHECK_FOR_INTERRUPTS/detoast: the
+ *    glue keeps no C++ objects but plain structs and trivially destructible
+ *    lambdas (checked by call_core_until_done), and takes and fills plain
+ *    buffers.
  *
- * Include the core headers (src/core/) before this one: PostgreSQL's
- * port.h redefines printf-family names that the C++ standard headers use.
+ * Every file of src/pg includes pg/pg_prelude.h first.
  */
 #ifndef MINHASH_PG_MINHASH_H
 #define MINHASH_PG_MINHASH_H
 
-#include <csignal>
-#include <cstddef>
-#include <cstdint>
+#include "pg/pg_prelude.h"
 
 extern "C" {
-#include "postgres.h"
-#include "fmgr.h"
 #include "utils/relcache.h"
 }
-#include "pg/compat.h"
 
 namespace minhash {
 struct PermutationFamily;
 struct ShingleSpec;
+struct UnitText;
 }
 
 /*
@@ -38,7 +38,7 @@ struct ShingleSpec;
  *   uint8  version    MINHASH_FORMAT_VERSION
  *   uint8  flags      low 4 bits: the hash family (minhash::HashFamily);
  *                     high 4 bits 0 (reserved)
- *   uint16 num_perm   k, 1..1024
+ *   uint16 num_perm   k, 1..MINHASH_MAX_NUM_PERM (1024)
  *   uint64 seed       seed of the hash family
  *   uint32 values[k]  the minima
  * The type is declared with ALIGNMENT = double so seed is 8-aligned once detoasted.
@@ -99,7 +99,7 @@ void minhash_check_compatible(const MinHashSig *a, const MinHashSig *b);
 /* PG_DETOAST_DATUM plus ERRCODE_DATA_CORRUPTED if the header is not a valid version 1 */
 MinHashSig *minhash_sig_detoast(Datum d);
 
-/* ERRCODE_INVALID_PARAMETER_VALUE unless 1 <= num_perm <= 1024 */
+/* ERRCODE_INVALID_PARAMETER_VALUE unless MINHASH_MIN_NUM_PERM <= num_perm <= MINHASH_MAX_NUM_PERM */
 void minhash_check_num_perm(int num_perm);
 
 /* src/pg/similarity.cpp */
@@ -119,35 +119,6 @@ bool minhash_query_fields(Datum query, Datum *sig, double *threshold);
 const minhash::PermutationFamily *minhash_family(MemoryContext mcxt,
 												 minhash::PermutationFamily **slot,
 												 int num_perm, uint64 seed, int kind);
-
-/*
- * Core failures, reported by the noexcept helpers that call the core and
- * turned into ereport() by the fmgr function once the helper has returned.
- */
-typedef enum CoreErrorKind
-{
-	CORE_OK = 0,
-	CORE_OUT_OF_MEMORY,
-	CORE_FAILED
-} CoreErrorKind;
-
-typedef struct CoreError
-{
-	CoreErrorKind kind;
-	char		message[256];
-} CoreError;
-
-/* Fill a CoreError from the exception being handled; use only inside catch (...). */
-void minhash_core_error_from_current(CoreError *err) noexcept;
-
-/* ereport(ERROR) for a failed helper: out of memory or an internal error */
-[[noreturn]] void minhash_report_core_error(const CoreError *err);
-
-/*
- * Interrupt flag for a core loop: InterruptPending when CHECK_FOR_INTERRUPTS
- * is guaranteed to clear it (so a retry makes progress), else none.
- */
-const volatile sig_atomic_t *minhash_interrupt_flag(void);
 
 /* src/pg/element.cpp: the bytes that identify a set element */
 
@@ -234,9 +205,8 @@ int			minhash_lexeme_k(int32 k);
 void		minhash_lexeme_signature(const LexemeText *lx, int k,
 									 const minhash::PermutationFamily *family, uint32 *values);
 
-/* text[] of the distinct k-lexeme shingles, in order of first appearance */
-struct ArrayType;
-ArrayType  *minhash_lexeme_shingles(const LexemeText *lx, int k);
+/* the lexemes as units of the core's shingle window (pointing into lx) */
+minhash::UnitText minhash_lexeme_units(const LexemeText *lx);
 
 /* src/pg/signature_hints.cpp */
 

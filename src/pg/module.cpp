@@ -1,6 +1,8 @@
 /*
  * The loadable module: magic block and _PG_init.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 #include "pg/lsh/lsh.h"
 

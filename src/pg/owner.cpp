@@ -26,6 +26,8 @@
  * What the code reads is checked separately, as the caller, before any of
  * it runs (pairs_setup.cpp): this only decides whose rights the code has.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 
 extern "C" {

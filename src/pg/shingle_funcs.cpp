@@ -2,11 +2,10 @@
  * minhash_shingles(doc, k, unit): the distinct shingles of a document, what
  * minhash(doc) hashes -- the minhash counterpart of pg_trgm's show_trgm().
  */
-#include <memory>
-#include <new>
-#include <string_view>
+#include "pg/pg_prelude.h"
 
 #include "core/shingle.h"
+#include "pg/core_call.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -42,39 +41,6 @@ shingles_too_large(void)
 			 errmsg("document has too many distinct shingles for an array"),
 			 errdetail("An array of them would exceed %zu bytes.", (size_t) MaxAllocSize),
 			 errhint("minhash(doc) computes the signature of a document of any size without listing its shingles.")));
-}
-
-/*
- * Runs the core; on Ok, *out is a heap object the caller frees with
- * free_shingles() (in PG_FINALLY: it holds no PostgreSQL resources).
- */
-static bool
-distinct_shingles_helper(const char *doc, size_t len, minhash::ShingleSpec spec,
-						 minhash::InterruptFlag interrupt, minhash::DistinctShingles **out,
-						 minhash::Status *status, CoreError *err) noexcept
-{
-	*out = nullptr;
-	try
-	{
-		std::unique_ptr<minhash::DistinctShingles> set(new minhash::DistinctShingles());
-
-		*status = minhash::distinct_shingles(std::string_view(doc, len), spec, interrupt,
-											 SHINGLE_BUDGET, set.get());
-		if (*status == minhash::Status::Ok)
-			*out = set.release();
-		return true;
-	}
-	catch (...)
-	{
-		minhash_core_error_from_current(err);
-		return false;
-	}
-}
-
-static void
-free_shingles(minhash::DistinctShingles *set) noexcept
-{
-	delete set;
 }
 
 /*
@@ -150,6 +116,43 @@ shingle_array(const minhash::DistinctShingles *set)
 	return result;
 }
 
+/*
+ * The array of a set that lives on the core's heap (outside PostgreSQL's
+ * memory): the set is freed even on error or cancel.
+ */
+static ArrayType *
+shingle_array_of(minhash::DistinctShingles *set)
+{
+	ArrayType  *volatile result = NULL;
+
+	PG_TRY();
+	{
+		result = shingle_array(set);
+	}
+	PG_FINALLY();
+	{
+		minhash::free_distinct_shingles(set);
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* k in 0..kMaxShingleSize (0: the default), of words and characters or of lexemes */
+static void
+check_shingle_k(int32 k, bool lexemes)
+{
+	int			words = minhash::default_shingle_size(minhash::ShingleUnit::Word);
+
+	if (k < 0 || k > minhash::kMaxShingleSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle size k must be between 1 and %d, not %d",
+						minhash::kMaxShingleSize, k),
+				 lexemes ? errhint("k = 0 selects the default: %d lexemes.", words)
+				 : errhint("k = 0 selects the default: %d words or %d characters.", words,
+						   minhash::default_shingle_size(minhash::ShingleUnit::Char))));
+}
+
 /* Validates unit and k as minhash_shingles() and minhash(text) take them. */
 minhash::ShingleSpec
 minhash_shingle_spec(text *unit_name, int32 k)
@@ -163,14 +166,7 @@ minhash_shingle_spec(text *unit_name, int32 k)
 				 errmsg("unknown shingle unit \"%s\"", name),
 				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\"; "
 						 "a text search configuration is passed as config => '%s'.", name)));
-	if (k < 0 || k > minhash::kMaxShingleSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size k must be between 1 and %d, not %d",
-						minhash::kMaxShingleSize, k),
-				 errhint("k = 0 selects the default: %d words or %d characters.",
-						 minhash::default_shingle_size(minhash::ShingleUnit::Word),
-						 minhash::default_shingle_size(minhash::ShingleUnit::Char))));
+	check_shingle_k(k, false);
 	spec.k = (k == 0) ? minhash::default_shingle_size(spec.unit) : k;
 	pfree(name);
 	return spec;
@@ -179,13 +175,7 @@ minhash_shingle_spec(text *unit_name, int32 k)
 int
 minhash_lexeme_k(int32 k)
 {
-	if (k < 0 || k > minhash::kMaxShingleSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size k must be between 1 and %d, not %d",
-						minhash::kMaxShingleSize, k),
-				 errhint("k = 0 selects the default: %d lexemes.",
-						 minhash::default_shingle_size(minhash::ShingleUnit::Word))));
+	check_shingle_k(k, true);
 	return k == 0 ? minhash::default_shingle_size(minhash::ShingleUnit::Word) : k;
 }
 
@@ -218,40 +208,13 @@ minhash_shingles(PG_FUNCTION_ARGS)
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
 	minhash::DistinctShingles *set = NULL;
-	ArrayType  *result = NULL;
 
-	/*
-	 * The core polls InterruptPending and stops early; service the interrupt
-	 * here, outside any C++ object's lifetime, and start over if it did not
-	 * cancel the query.
-	 */
-	for (;;)
-	{
-		minhash::Status status;
-		CoreError	err;
-
-		if (!distinct_shingles_helper(utf8, len, spec, minhash_interrupt_flag(), &set,
-									  &status, &err))
-			minhash_report_core_error(&err);
-		if (status == minhash::Status::Ok)
-			break;
-		if (status == minhash::Status::TooLarge)
-			shingles_too_large();
-		CHECK_FOR_INTERRUPTS();
-	}
-
-	/* The set lives outside PostgreSQL's memory: free it even on error or cancel. */
-	PG_TRY();
-	{
-		result = shingle_array(set);
-	}
-	PG_FINALLY();
-	{
-		free_shingles(set);
-	}
-	PG_END_TRY();
-
-	PG_RETURN_ARRAYTYPE_P(result);
+	if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+			return minhash::new_distinct_shingles(std::string_view(utf8, len), spec, interrupt,
+												  SHINGLE_BUDGET, &set);
+		}) != minhash::Status::Ok)
+		shingles_too_large();
+	PG_RETURN_ARRAYTYPE_P(shingle_array_of(set));
 }
 
 /* minhash_shingles(doc, k, config): shingles of the lexemes (lexemes.cpp) */
@@ -263,6 +226,14 @@ minhash_shingles_config(PG_FUNCTION_ARGS)
 	Oid			cfg = PG_GETARG_OID(2);
 	LexemeText	lx;
 
+	minhash::UnitText units;
+	minhash::DistinctShingles *set = NULL;
+
 	minhash_lexemes(cfg, doc, &lx);
-	PG_RETURN_ARRAYTYPE_P(minhash_lexeme_shingles(&lx, k));
+	units = minhash_lexeme_units(&lx);
+	if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+			return minhash::new_distinct_shingles(units, k, interrupt, SHINGLE_BUDGET, &set);
+		}) != minhash::Status::Ok)
+		shingles_too_large();
+	PG_RETURN_ARRAYTYPE_P(shingle_array_of(set));
 }

@@ -1,10 +1,8 @@
 /*
  * Helpers shared by every function that takes or builds a signature:
- * allocation, validation, compatibility checks, the cached hash family, and
- * turning core failures into PostgreSQL errors.
+ * allocation, validation, compatibility checks and the cached hash family.
  */
-#include <exception>
-#include <new>
+#include "pg/pg_prelude.h"
 
 #include "core/datasketch.h"
 #include "core/signature.h"
@@ -15,6 +13,10 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 }
+
+static_assert(MINHASH_MIN_NUM_PERM == minhash::kMinNumPerm &&
+				  MINHASH_MAX_NUM_PERM == minhash::kMaxNumPerm,
+			  "the glue's num_perm limits mirror the core's");
 
 static_assert(MINHASH_NUM_FAMILIES == minhash::kNumHashFamilies,
 			  "the glue's family count mirrors the core's");
@@ -153,47 +155,4 @@ minhash_family(MemoryContext mcxt, minhash::PermutationFamily **slot,
 		family->kind != (minhash::HashFamily) kind)
 		minhash::init_permutation_family(family, num_perm, seed, (minhash::HashFamily) kind);
 	return family;
-}
-
-void
-minhash_core_error_from_current(CoreError *err) noexcept
-{
-	err->kind = CORE_FAILED;
-	strlcpy(err->message, "unknown exception", sizeof(err->message));
-	try
-	{
-		throw;
-	}
-	catch (const std::bad_alloc &)
-	{
-		err->kind = CORE_OUT_OF_MEMORY;
-		strlcpy(err->message, "out of memory", sizeof(err->message));
-	}
-	catch (const std::exception &e)
-	{
-		strlcpy(err->message, e.what(), sizeof(err->message));
-	}
-	catch (...)
-	{
-	}
-}
-
-void
-minhash_report_core_error(const CoreError *err)
-{
-	if (err->kind == CORE_OUT_OF_MEMORY)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("The minhash core library could not allocate memory.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("minhash core library failed: %s", err->message)));
-	pg_unreachable();
-}
-
-const volatile sig_atomic_t *
-minhash_interrupt_flag(void)
-{
-	return INTERRUPTS_CAN_BE_PROCESSED() ? &InterruptPending : NULL;
 }

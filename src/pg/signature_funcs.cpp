@@ -5,7 +5,10 @@
  * which are constants in nearly every query, and deriving it costs 2·k 64-bit
  * mixes -- as much as hashing a short document.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/signature.h"
+#include "pg/core_call.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -46,26 +49,6 @@ seed_arg(FunctionCallInfo fcinfo, int argno)
 	return (uint64) PG_GETARG_INT64(argno);
 }
 
-static bool
-signature_of_text_helper(const minhash::PermutationFamily *family, const char *doc, size_t len,
-						 minhash::ShingleSpec spec, uint32 *values,
-						 minhash::InterruptFlag interrupt, minhash::Status *status,
-						 CoreError *err) noexcept
-{
-	try
-	{
-		minhash::signature_init(values, family->num_perm);
-		*status = minhash::signature_of_text(*family, std::string_view(doc, len), spec,
-											 values, interrupt);
-		return true;
-	}
-	catch (...)
-	{
-		minhash_core_error_from_current(err);
-		return false;
-	}
-}
-
 /* The hash family for a call, checked and cached in fn_extra */
 static const minhash::PermutationFamily *
 call_family(FunctionCallInfo fcinfo, int32 num_perm, uint64 seed, int kind)
@@ -90,23 +73,15 @@ sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
 	utf8 = minhash_doc_utf8(doc, &len);
 	sig = minhash_sig_alloc(num_perm, seed, kind);
 
-	/*
-	 * The core polls InterruptPending and stops early; service the interrupt
-	 * here, outside any C++ object's lifetime, and start over if it did not
-	 * cancel the query.
-	 */
-	for (;;)
-	{
-		minhash::Status status;
-		CoreError	err;
-
-		if (!signature_of_text_helper(family, utf8, len, spec, sig->values,
-									  minhash_interrupt_flag(), &status, &err))
-			minhash_report_core_error(&err);
-		if (status == minhash::Status::Ok)
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
+	/* Started over after an interrupt: the signature of the same shingles. */
+	if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+			minhash::signature_init(sig->values, family->num_perm);
+			return minhash::signature_of_text(*family, std::string_view(utf8, len), spec,
+											  sig->values, interrupt);
+		}) != minhash::Status::Ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("document too large to shingle")));
 	return sig;
 }
 

@@ -4,6 +4,8 @@
  * number second (minhash(body, 3)) or num_perm third (minhash(body, 'char',
  * 128), which means k = 128).
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/minhash.h"
 
 extern "C" {

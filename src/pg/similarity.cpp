@@ -7,6 +7,8 @@
  * signatures from different hash families carry no information about each
  * other, so "not similar" would be a silent wrong answer.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/jaccard.h"
 #include "core/signature.h"
 #include "pg/minhash.h"

@@ -10,6 +10,8 @@
  * an explicit cast to a smaller k truncates. Anything else whose k differs
  * from the typmod is an error rather than a silent change of precision.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/sig_format.h"
 #include "core/signature.h"
 #include "pg/minhash.h"
@@ -49,7 +51,7 @@ bad_literal(const char *str, const char *detail)
 }
 
 /*
- * A typmod is -1 (none) or a num_perm, 1 to 1024. Only minhash_typmod_in
+ * A typmod is -1 (none) or a num_perm, 1 to MINHASH_MAX_NUM_PERM. Only minhash_typmod_in
  * makes typmods, and it checks them; this guards the functions that take
  * one as an argument and can be called directly (minhash_enforce_typmod,
  * minhash_in, minhash_recv), so that none stores a signature of 0 values.
@@ -95,7 +97,7 @@ text_error_detail(minhash::SigTextError e)
 		case minhash::SigTextError::BadValue:
 			return "Expected an unsigned 32-bit integer value.";
 		case minhash::SigTextError::TooMany:
-			return "A signature has at most 1024 values.";
+			return "A signature has at most " CppAsString2(MINHASH_MAX_NUM_PERM) " values.";
 		case minhash::SigTextError::BadSeparator:
 			return "Expected \",\" or \"]\" after a value.";
 		case minhash::SigTextError::Trailing:

@@ -147,14 +147,102 @@ for my $id (3, 500, 1234)
 }
 is($mismatch, 0, 'ORDER BY <%> LIMIT over the shards returns the single-node rows and distances');
 
+# What each shard does for the LIMIT. PostgreSQL does not push the LIMIT
+# below the Merge Append (the partitioned parent has no FDW to offer a final
+# foreign path), so the Remote SQL has no LIMIT: each shard runs the ORDER BY
+# as a cursor, the coordinator FETCHes fetch_size rows (100 by default) from
+# each, the Merge Append reads at most LIMIT + 1 of them per shard and the
+# cursors are closed. On the shard, the cursor is planned for its first rows
+# (cursor_tuple_fraction), so the lsh ordered index scan answers it and
+# stops after the first fetch: auto_explain of the remote cursor shows it.
+# (Shown with the shards' default planner settings.)
+sub remote_cursor_plans
+{
+	my @at = map { -s $_->logfile } @shards;
+	my $plan = $coord->safe_psql('postgres',
+		'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM docs ORDER BY sig <%> fam_sig(42) LIMIT 6');
+	my @logs;
+	for my $i (0 .. $#shards)
+	{
+		my $log = '';
+		for (1 .. 50)
+		{
+			$log = substr(slurp_file($shards[$i]->logfile), $at[$i]);
+			last if $log =~ /Query Text: DECLARE c\d+ CURSOR FOR\s+SELECT id, sig FROM public\.docs ORDER BY.*\n(?:\t.*\n)+/;
+			select(undef, undef, undef, 0.1);
+		}
+		push @logs, $log;
+	}
+	return ($plan, @logs);
+}
+for my $s (@shards)
+{
+	$s->append_conf('postgresql.conf', qq{
+enable_seqscan = on
+session_preload_libraries = 'auto_explain'
+auto_explain.log_min_duration = 0
+auto_explain.log_analyze = on
+auto_explain.log_timing = off
+auto_explain.log_verbose = on
+});
+	$s->reload;
+}
+my @shard_rows = map { $_->safe_psql('postgres', 'SELECT count(*) FROM docs') } @shards;
+my ($knn_analyze, @remote_plans) = remote_cursor_plans();
+like($knn_analyze, qr/Limit \(actual rows=6 loops=1\)\n.*\n\s+->  Merge Append \(actual rows=6 loops=1\)/,
+	'the coordinator: a Limit over a Merge Append of the shards') or diag $knn_analyze;
+my @fs_rows = $knn_analyze =~ /Foreign Scan on public\.docs_s\d+ docs_\d+ \(actual rows=(\d+) loops=1\)/g;
+is(scalar(grep { $_ <= 7 } @fs_rows), $nshards,
+	"the Merge Append reads at most LIMIT + 1 rows of each shard (@fs_rows)") or diag $knn_analyze;
+unlike($knn_analyze, qr/Remote SQL:.*LIMIT/, 'the LIMIT is not in the Remote SQL (PostgreSQL does not push it below a Merge Append)');
+# shards of ~530 rows: the cursor's cheapest plan sorts the whole shard, then
+# the first FETCH takes 100 rows of the sort
+my $sorted = grep {
+	$remote_plans[$_] =~ /\tSort  \(cost=[^)]*\) \(actual rows=(\d+) loops=1\)\n(?:\t.*\n)*?\t\s+->  Seq Scan on public\.docs\s+\(cost=[^)]*\) \(actual rows=(\d+) loops=1\)/
+	  && $1 == 100 && $2 == $shard_rows[$_] } 0 .. $#shards;
+is($sorted, $nshards, 'small shards: the remote cursor sorts every row of the shard, the coordinator fetches 100 of them')
+  or diag join "\n----\n", @remote_plans;
+# where the index is cheaper (a larger shard: 25,000 rows per shard already
+# picks it, docs/scale-out.md; here enable_seqscan = off stands for that), the
+# lsh ordered index scan answers the cursor and stops after the first fetch
+$_->append_conf('postgresql.conf', 'enable_seqscan = off') for @shards;
+$_->reload for @shards;
+($knn_analyze, @remote_plans) = remote_cursor_plans();
+my $indexed = grep {
+	$remote_plans[$_] =~ /\tIndex Scan using docs_sig_lsh on public\.docs\s+\(cost=[^)]*\) \(actual rows=(\d+) loops=1\)\n(?:\t.*\n){0,2}?\t\s+Order By: \(docs\.sig (?:OPERATOR\(public\.<%>\)|<%>) /
+	  && $1 == 100 && $1 < $shard_rows[$_] } 0 .. $#shards;
+is($indexed, $nshards,
+	'with the index cheaper, each shard answers the cursor with its lsh ordered index scan and reads only the 100 rows of the first fetch')
+  or diag join "\n----\n", @remote_plans;
+$_->append_conf('postgresql.conf', "session_preload_libraries = ''") for @shards;
+$_->reload for @shards;
+
 # --- all pairs and clusters across shards: the band-key recipe ---
 # (docs/scale-out.md, "All pairs across shards"; kept in step with it)
 my $recipe = q{
-CREATE TEMP TABLE cand_ids AS
+SELECT set_config('maintenance_work_mem',
+                  greatest(pg_size_bytes(current_setting('work_mem')), 1024 * 1024) / 1024 || 'kB', false);
+SET hash_mem_multiplier = 1;
+CREATE UNLOGGED TABLE cand_ids AS
   SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b
   WHERE n > 1;
-CREATE UNLOGGED TABLE cand AS
-  SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM cand_ids)::bigint[]);
+ALTER TABLE cand_ids ADD PRIMARY KEY (id);
+CREATE UNLOGGED TABLE cand (id bigint, sig minhash);
+DO $$
+DECLARE
+  per_batch int := greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256);
+  ids bigint[];
+BEGIN
+  SET LOCAL plan_cache_mode = force_generic_plan;
+  SELECT array_agg(id ORDER BY id) INTO ids
+    FROM (SELECT id FROM cand_ids ORDER BY id LIMIT per_batch) s;
+  WHILE ids IS NOT NULL LOOP
+    INSERT INTO cand SELECT id, sig FROM docs WHERE id = ANY (ids);
+    SELECT array_agg(id ORDER BY id) INTO ids
+      FROM (SELECT id FROM cand_ids WHERE id > ids[cardinality(ids)] ORDER BY id LIMIT per_batch) s;
+  END LOOP;
+END
+$$;
 CREATE INDEX cand_sig_lsh ON cand USING lsh (sig) WITH (bands = 30, rows = 4);
 };
 my $compare = q{
@@ -180,24 +268,53 @@ SELECT (SELECT count(*) FROM minhash_similar_pairs('cand_sig_lsh', 'id', 0.5))
 my $recipe_plan = $coord->safe_psql('postgres', q{
 EXPLAIN (VERBOSE, COSTS OFF)
   SELECT DISTINCT id FROM (SELECT id, count(*) OVER (PARTITION BY key) AS n FROM docs_bands) b WHERE n > 1;
-EXPLAIN (VERBOSE, COSTS OFF)
-  SELECT id, sig FROM docs WHERE id = ANY ((SELECT array_agg(id) FROM docs_ref WHERE id < 10)::bigint[]);
+SET plan_cache_mode = force_generic_plan;
+PREPARE step2(bigint[]) AS SELECT id, sig FROM docs WHERE id = ANY ($1);
+EXPLAIN (VERBOSE, COSTS OFF) EXECUTE step2('{1,2,3}');
 });
 # (the planner may also push the sort by key down to the shards and merge)
 is(scalar(() = $recipe_plan =~ /Remote SQL: SELECT id, key FROM public\.docs_bands( ORDER BY key ASC NULLS LAST)?\n/g),
 	$nshards, 'step 1 fetches only (id, key) from every shard') or diag $recipe_plan;
 is(scalar(() = $recipe_plan =~ /Remote SQL: SELECT id, sig FROM public\.docs WHERE \(\(id = ANY \(\$1::bigint\[\]\)\)\)/g),
-	$nshards, 'step 3 sends the candidate ids to every shard and fetches only their signatures') or diag $recipe_plan;
+	$nshards, 'step 2 sends a batch of candidate ids to every shard as one parameter and fetches only their signatures') or diag $recipe_plan;
 
+# the shards log the statements they receive during the recipe, with their
+# parameters: the id lists of step 2
+$_->append_conf('postgresql.conf', 'log_statement = all') for @shards;
+$_->reload for @shards;
 for my $wm ('4MB', '64kB')
 {
+	my @at = map { -s $_->logfile } @shards;
 	my $out = $coord->safe_psql('postgres', "SET work_mem = '$wm';\n$recipe\n$compare");
-	my ($pairs, $ref, $diff, $members, $cdiff, $cross) = split /\|/, $out;
+	my ($pairs, $ref, $diff, $members, $cdiff, $cross) = split /\|/, (split /\n/, $out)[-1];
 	is("$pairs|$ref|$diff|$members|$cdiff", '5600|5600|0|1600|0',
 		"work_mem $wm: pairs (200 x 28) and clusters of the shards equal the single node's");
 	cmp_ok($cross, '>', 2000, "work_mem $wm: $cross of the pairs cross shards");
-	$coord->safe_psql('postgres', 'DROP TABLE cand');
+	# Step 2 sends the candidate ids in batches of work_mem / 256 bytes of
+	# ids (at least 256): the coordinator never holds the whole list. Each
+	# batch goes to every shard as one array parameter.
+	my $ncand = $coord->safe_psql('postgres', 'SELECT count(*) FROM cand_ids');
+	my $per_batch = $wm eq '64kB' ? 256 : 16384;
+	my ($batches, $largest, $sent) = (0, 0, 0);
+	for my $i (0 .. $#shards)
+	{
+		my $log = substr(slurp_file($shards[$i]->logfile), $at[$i]);
+		while ($log =~ /CURSOR FOR\s+SELECT id, sig FROM public\.docs WHERE \(\(id = ANY \(\$1::bigint\[\]\)\)\)\n[^\n]*DETAIL:  parameters: \$1 = '\{([^}]*)\}'/g)
+		{
+			my $n = scalar(split /,/, $1);
+			$batches++;
+			$sent += $n;
+			$largest = $n if $n > $largest;
+		}
+	}
+	my $want = $nshards * int(($ncand + $per_batch - 1) / $per_batch);
+	is("$batches|$sent", "$want|" . ($nshards * $ncand),
+		"work_mem $wm: step 2 sends the $ncand candidate ids to each shard in batches ($batches lists in all)");
+	cmp_ok($largest, '<=', $per_batch, "work_mem $wm: no list holds more than $per_batch ids ($largest)");
+	$coord->safe_psql('postgres', 'DROP TABLE cand, cand_ids');
 }
+$_->append_conf('postgresql.conf', 'log_statement = none') for @shards;
+$_->reload for @shards;
 
 # The Spark-style form: join on band keys, dedupe, verify on signatures.
 my $spark = $coord->safe_psql('postgres', q{

@@ -2,6 +2,8 @@
  * The lsh access method: handler, reloptions, GUCs and build phase names;
  * what is an lsh index, and opening one for its owner's functions.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cfloat>
@@ -61,9 +63,9 @@ lsh_init(void)
 					   "Jaccard similarity the band parameters are chosen for",
 					   -1.0, 0.0, 1.0, AccessExclusiveLock);
 	add_int_reloption(lsh_relopt_kind, "bands", "Number of LSH bands (b)",
-					  0, 1, 1024, AccessExclusiveLock);
+					  0, 1, MINHASH_MAX_NUM_PERM, AccessExclusiveLock);
 	add_int_reloption(lsh_relopt_kind, "rows", "Signature values per band (r)",
-					  0, 1, 1024, AccessExclusiveLock);
+					  0, 1, MINHASH_MAX_NUM_PERM, AccessExclusiveLock);
 	add_real_reloption(lsh_relopt_kind, "fp_weight",
 					   "Weight of false positives when choosing bands and rows for a threshold",
 					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
@@ -153,10 +155,11 @@ lshoptions(Datum reloptions, bool validate)
 		if (fp == 0.0 && fn == 0.0)
 			option_error("lsh options \"fp_weight\" and \"fn_weight\" cannot both be 0", NULL);
 	}
-	if (has_bands && (int64) opts->bands * opts->rows > 1024)
+	if (has_bands && (int64) opts->bands * opts->rows > MINHASH_MAX_NUM_PERM)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lsh options bands * rows must not exceed 1024, the largest num_perm"),
+				 errmsg("lsh options bands * rows must not exceed %d, the largest num_perm",
+						MINHASH_MAX_NUM_PERM),
 				 errdetail("bands = %d, rows = %d.", opts->bands, opts->rows)));
 	return (bytea *) opts;
 }

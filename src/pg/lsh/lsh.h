@@ -81,6 +81,8 @@
 #ifndef MINHASH_PG_LSH_H
 #define MINHASH_PG_LSH_H
 
+#include "pg/pg_prelude.h"
+
 #include "core/lsh_prefix.h"
 #include "core/lsh_layout.h"
 #include "pg/minhash.h"

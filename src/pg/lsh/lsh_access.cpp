@@ -17,6 +17,8 @@
  * and a hint to REINDEX, as PostgreSQL's own index AMs do. minhash_lsh_check
  * reports the same page problems as rows, through lsh_page_problem.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -16,6 +16,8 @@
  * through. To rebuild with other options: CREATE INDEX CONCURRENTLY ... WITH
  * (...), then DROP INDEX the old one.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -12,10 +12,11 @@
 #ifndef MINHASH_PG_LSH_ARRAY_H
 #define MINHASH_PG_LSH_ARRAY_H
 
+#include "pg/pg_prelude.h"
+
 #include <type_traits>
 
 extern "C" {
-#include "postgres.h"
 #include "utils/memutils.h"
 }
 

@@ -1,15 +1,20 @@
 /*
  * Building an lsh index: ambuild and ambuildempty.
  *
- * The heap scan stores each signature in the next slot of the data pages
- * (sequentially, so a row id is known at once) and feeds one 64-bit sort key
- * per band -- (key << 32 | row id) -- to a tuplesort, which spills to disk
- * beyond maintenance_work_mem. The sorted stream then fills leaves to
- * LSH_BUILD_FILL in key order and the internal levels are built bottom-up.
- * Pages go through shared buffers without WAL and are logged in bulk at the
- * end (log_newpage_range), as a build has no concurrent readers to protect.
+ * The heap scan stores each signature in the next slot of a data page image;
+ * a full image is appended to the index and the band entries of its rows,
+ * one 64-bit sort key per band -- (key << 32 | row id) -- go to a tuplesort,
+ * which spills to disk beyond maintenance_work_mem. The sorted stream then
+ * fills leaves to LSH_BUILD_FILL in key order and the internal levels are
+ * built bottom-up. With parallel workers (lsh_build_parallel.cpp) every
+ * process scans part of the table and sorts its part; this file's leader
+ * code reads their merge. Pages go through shared buffers without WAL and are
+ * logged in bulk at the end (log_newpage_range), as a build has no concurrent
+ * readers to protect.
  */
-#include "pg/lsh/lsh.h"
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh_build.h"
 
 extern "C" {
 #include "access/tableam.h"
@@ -26,23 +31,17 @@ extern "C" {
 #include "utils/tuplesort.h"
 }
 
-typedef struct LshBuildState
+void
+lsh_build_state_init(LshBuildState *st, Relation index, const LshMetaPageData *meta,
+					 LshBuildShared *shared)
 {
-	Relation	index;
-	LshMetaPageData meta;		/* the metapage being built */
-	LshIndexParams params;
-	bool		have_params;
-	uint32	   *keys;			/* bands keys of the current row */
-
-	PGAlignedBlock data;		/* data page being filled */
-	BlockNumber data_blkno;		/* its block number, or InvalidBlockNumber */
-	BlockNumber next_blkno;		/* next block the relation will get */
-
-	Tuplesortstate *sort;
-	double		index_tuples;
-	int64		nentries;
-	MemoryContext tmpctx;		/* reset per row */
-} LshBuildState;
+	memset(st, 0, sizeof(LshBuildState));
+	st->index = index;
+	st->meta = *meta;
+	st->shared = shared;
+	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
+									   ALLOCSET_DEFAULT_SIZES);
+}
 
 /* Append a finished page image to the index, at the block number expected. */
 static void
@@ -58,26 +57,73 @@ lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
 	UnlockReleaseBuffer(buf);
 }
 
-static void
+/*
+ * A new page for a data page image. lsh_new_buffer skips the extension lock
+ * for an index created in this transaction, which only this backend can see:
+ * but parallel workers extend it too, so then every participant locks.
+ */
+static Buffer
+lsh_build_new_data_buffer(LshBuildState *st)
+{
+	Buffer		buf;
+
+	if (st->shared == NULL)
+		return lsh_new_buffer(st->index);
+	LockRelationForExtension(st->index, ExclusiveLock);
+	buf = ReadBuffer(st->index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(st->index, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Append the data page image to the index, then give the sort the band
+ * entries of its rows, whose row ids its block number now fixes. A page with
+ * free slots (a participant's last one) goes on the free list.
+ */
+void
 lsh_build_flush_data(LshBuildState *st)
 {
 	Page		page = (Page) st->data.data;
 	LshPageOpaque opaque = LshPageGetOpaque(page);
+	Buffer		buf;
+	BlockNumber blkno;
+	int			count = opaque->count;
 
-	if (st->data_blkno == InvalidBlockNumber)
+	if (!st->have_data)
 		return;
-	if (opaque->count < st->params.slots_per_page)
+	st->have_data = false;
+	if (count == 0)
+		return;
+	buf = lsh_build_new_data_buffer(st);
+	blkno = BufferGetBlockNumber(buf);
+	if (count < st->params.slots_per_page)
 	{
-		/* only the last data page can have free slots: it heads the free list */
-		opaque->flags |= LSH_IN_FREELIST;
-		opaque->next = st->meta.free_head;
-		st->meta.free_head = st->data_blkno;
+		if (st->shared)
+			lsh_shared_free_push(st->shared, page, blkno);
+		else
+		{
+			opaque->flags |= LSH_IN_FREELIST;
+			opaque->next = st->meta.free_head;
+			st->meta.free_head = blkno;
+		}
 	}
-	lsh_build_write(st, page, st->data_blkno);
-	st->data_blkno = InvalidBlockNumber;
+	memcpy(BufferGetPage(buf), page, BLCKSZ);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+
+	for (int slot = 0; slot < count; slot++)
+	{
+		uint32		rowid = lsh_rowid(&st->params, blkno, slot);
+		const uint32 *keys = st->pagekeys + (Size) slot * st->params.bands;
+
+		for (int b = 0; b < st->params.bands; b++)
+			tuplesort_putdatum(st->sort, lsh_sort_datum(keys[b], rowid), false);
+	}
+	st->nentries += (int64) count * st->params.bands;
 }
 
-static void
+void
 lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   bool tupleIsAlive, void *state)
 {
@@ -87,7 +133,6 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	Page		page = (Page) st->data.data;
 	LshSlotHeader *slot;
 	int			slotno;
-	uint32		rowid;
 
 	if (isnull[0])
 		return;					/* NULL signatures are not indexed: % and <%> are strict */
@@ -97,35 +142,34 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (!st->have_params)
 	{
 		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig));
+		/* parallel: the first participant's parameters are everyone's */
+		if (st->shared)
+			lsh_shared_adopt_params(st);
 		lsh_meta_params(&st->meta, &st->params);
-		st->keys = (uint32 *) MemoryContextAlloc(oldcxt, sizeof(uint32) * st->params.bands);
+		st->pagekeys = (uint32 *) MemoryContextAlloc(oldcxt, sizeof(uint32) *
+													 st->params.bands * st->params.slots_per_page);
 		st->have_params = true;
 	}
 	lsh_check_signature(index, &st->params, sig, "signature");
 
-	if (st->data_blkno != InvalidBlockNumber &&
-		LshPageGetOpaque(page)->count >= st->params.slots_per_page)
+	if (st->have_data && LshPageGetOpaque(page)->count >= st->params.slots_per_page)
 		lsh_build_flush_data(st);
-	if (st->data_blkno == InvalidBlockNumber)
+	if (!st->have_data)
 	{
 		lsh_init_page(page, LSH_PAGE_DATA, 0);
 		((PageHeader) page)->pd_lower = LSH_CONTENT_START +
 			st->params.slots_per_page * LSH_SLOT_SIZE(st->params.num_perm);
-		st->data_blkno = st->next_blkno++;
+		st->have_data = true;
 	}
 	slotno = LshPageGetOpaque(page)->count++;
 	slot = LshDataSlot(page, slotno, st->params.num_perm);
 	slot->tid = *tid;
 	slot->state = LSH_SLOT_LIVE;
 	memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * st->params.num_perm);
-	rowid = lsh_rowid(&st->params, st->data_blkno, slotno);
 	st->meta.nslots++;
 
-	lsh_band_keys(&st->params, sig->values, st->keys);
+	lsh_band_keys(&st->params, sig->values, st->pagekeys + (Size) slotno * st->params.bands);
 	MemoryContextSwitchTo(oldcxt);
-	for (int b = 0; b < st->params.bands; b++)
-		tuplesort_putdatum(st->sort, lsh_sort_datum(st->keys[b], rowid), false);
-	st->nentries += st->params.bands;
 	st->index_tuples += 1;
 	MemoryContextReset(st->tmpctx);
 }
@@ -340,6 +384,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	LshBuildState *st;
+	LshBuildLeader *leader;
 	LshOptions *opts = (LshOptions *) index->rd_options;
 	int32		typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
 	double		reltuples;
@@ -355,13 +400,9 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 				 errmsg("lsh indexes cannot enforce exclusion constraints"),
 				 errdetail("An lsh index finds similar rows with high probability, not with certainty.")));
 
-	st = (LshBuildState *) palloc0(sizeof(LshBuildState));
-	st->index = index;
-	st->data_blkno = InvalidBlockNumber;
-	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
-									   ALLOCSET_DEFAULT_SIZES);
 	lsh_init_metapage((Page) metabuf.data, opts);
-	st->meta = *LshPageGetMeta((Page) metabuf.data);
+	st = (LshBuildState *) palloc(sizeof(LshBuildState));
+	lsh_build_state_init(st, index, LshPageGetMeta((Page) metabuf.data), NULL);
 
 	/* With a typmod, k is known now: reject impossible bands * rows before scanning */
 	if (typmod > 0)
@@ -372,15 +413,22 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 	}
 
 	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO);
-	st->next_blkno = LSH_METAPAGE_BLKNO + 1;
-
-	st->sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-									 maintenance_work_mem, NULL, TUPLESORT_NONE);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_SCAN);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   lsh_build_callback, st, NULL);
-	lsh_build_flush_data(st);
+	/* parallel workers if plan_create_index_workers grants some and they start */
+	leader = lsh_parallel_begin(heap, index, indexInfo, &st->meta);
+	if (leader != NULL)
+		reltuples = lsh_parallel_scan(leader, st, indexInfo);
+	else
+	{
+		st->sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+										 maintenance_work_mem, NULL, TUPLESORT_NONE);
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   lsh_build_callback, st, NULL);
+		lsh_build_flush_data(st);
+	}
+	/* the band tree follows the data pages */
+	st->next_blkno = RelationGetNumberOfBlocks(index);
 
 	if (st->index_tuples > 0)
 	{
@@ -398,6 +446,8 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 	}
 	/* else: no rows; the first insert creates the root leaf */
 	tuplesort_end(st->sort);
+	if (leader != NULL)
+		lsh_parallel_end(leader);
 
 	/* the metapage now describes the tree */
 	{

@@ -35,6 +35,8 @@
  *    every LIVE slot of a visible row holds the row's indexed value, and
  *    every visible row the index covers has a LIVE slot.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -26,6 +26,8 @@
  * a superuser checking someone's index does not run that someone's functions
  * with superuser rights.
  */
+#include "pg/pg_prelude.h"
+
 #include "core/hash.h"
 #include "pg/lsh/lsh.h"
 

@@ -15,6 +15,8 @@
  * so that without a LIMIT the planner prices fetching every row and prefers a
  * sequential scan plus sort, which (unlike the index) returns every row.
  */
+#include "pg/pg_prelude.h"
+
 #include <cmath>
 
 #include "core/signature.h"

@@ -15,6 +15,8 @@
  * records nothing. EXPLAIN EXECUTE of a prepared statement does not pass
  * through the hook and shows no counters.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -10,6 +10,8 @@
  *  3. for entries whose leaf was full, retake the metapage EXCLUSIVE and
  *     insert with splits.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cstdlib>

@@ -4,6 +4,8 @@
  * of an index once k is known, the parameters readers take from the
  * metapage, and what they define: a signature's band keys.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cmath>

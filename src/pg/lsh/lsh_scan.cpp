@@ -36,6 +36,8 @@
  * signature are not in the index), with xs_orderbynulls set. A NULL % argument
  * matches nothing, as the operator does.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cstdlib>
@@ -63,9 +65,23 @@ typedef struct LshScanOpaqueData
 {
 	MemoryContext cxt;			/* everything of the current search; reset on rescan */
 	bool		searched;
+	MemoryContext keepcxt;		/* the scan's: results, dist and heap */
+
+	/*
+	 * The verified rows, in the order they were verified, with norderbys
+	 * distances each; the pending (not yet returned) ones are a binary
+	 * min-heap of their positions, by distance, then TID. A heap rather than
+	 * a sort: an ORDER BY ... LIMIT k that widened to the last stage has up
+	 * to minhash.lsh_max_scan_tuples rows verified and asks for k of them.
+	 * The arrays live in keepcxt and keep their memory across rescans (a
+	 * LATERAL join rescans per outer row), so that a scan does not pay for
+	 * growing them and touching fresh pages every time.
+	 */
 	LshArray<LshResult> results;
-	Size		next;			/* next result amgettuple returns */
+	Size		next;			/* results returned so far */
 	LshArray<double> dist;		/* norderbys distances per result */
+	LshArray<uint32> heap;
+	Size		heaped;			/* results[0, heaped) have been pushed */
 
 	/* the current search */
 	int			num_perm;
@@ -100,6 +116,7 @@ lshbeginscan(Relation index, int nkeys, int norderbys)
 	LshScanOpaque so = (LshScanOpaque) palloc0(sizeof(LshScanOpaqueData));
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "lsh scan", ALLOCSET_DEFAULT_SIZES);
+	so->keepcxt = CurrentMemoryContext;
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
@@ -123,8 +140,10 @@ lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	memset(&so->counters, 0, sizeof(so->counters));
 	MemoryContextReset(so->cxt);
 	so->searched = false;
-	so->results = {};
-	so->dist = {};
+	so->results.clear();
+	so->dist.clear();
+	so->heap.clear();
+	so->heaped = 0;
 	so->next = 0;
 	so->keys = NULL;
 	so->seen = {};
@@ -139,6 +158,9 @@ lshendscan(IndexScanDesc scan)
 
 	lsh_counters_report(scan->indexRelation, &so->counters, (uint64) so->next);
 	MemoryContextDelete(so->cxt);
+	so->results.free();
+	so->dist.free();
+	so->heap.free();
 	pfree(so);
 	scan->opaque = NULL;
 }
@@ -294,24 +316,67 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 	}
 }
 
-/* results by distance (each ORDER BY in turn), then by heap TID; arg is the scan */
-static int
-lsh_result_cmp(const void *a, const void *b, void *arg)
+/*
+ * Does result a come before result b: by distance (each ORDER BY in turn; a
+ * NULL argument's distances are all NULL, hence equal), then by heap TID
+ * (which also orders a scan without ORDER BY for its heap fetches).
+ */
+static inline bool
+lsh_result_before(const LshScanOpaqueData *so, uint32 a, uint32 b)
 {
-	const LshScanOpaqueData *so = (const LshScanOpaqueData *) arg;
-	const LshResult *x = (const LshResult *) a;
-	const LshResult *y = (const LshResult *) b;
+	const ItemPointerData *x = &so->results.data[a].tid;
+	const ItemPointerData *y = &so->results.data[b].tid;
+	BlockNumber bx;
+	BlockNumber by;
 
 	for (int j = 0; j < so->norderbys; j++)
 	{
-		double		dx = so->dist.data[(Size) x->pos * so->norderbys + j];
-		double		dy = so->dist.data[(Size) y->pos * so->norderbys + j];
+		double		dx = so->dist.data[(Size) a * so->norderbys + j];
+		double		dy = so->dist.data[(Size) b * so->norderbys + j];
 
-		/* a NULL argument's distances are all NULL, hence equal */
 		if (so->orderbys[j] != NULL && dx != dy)
-			return dx < dy ? -1 : 1;
+			return dx < dy;
 	}
-	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+	bx = ItemPointerGetBlockNumberNoCheck(x);
+	by = ItemPointerGetBlockNumberNoCheck(y);
+	if (bx != by)
+		return bx < by;
+	return ItemPointerGetOffsetNumberNoCheck(x) < ItemPointerGetOffsetNumberNoCheck(y);
+}
+
+static void
+lsh_heap_sift_down(LshScanOpaque so, Size i)
+{
+	uint32	   *h = so->heap.data;
+	Size		n = so->heap.n;
+	uint32		v = h[i];
+
+	for (;;)
+	{
+		Size		c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && lsh_result_before(so, h[c + 1], h[c]))
+			c++;
+		if (!lsh_result_before(so, h[c], v))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = v;
+}
+
+/* Take the first pending result off the heap: its position in results. */
+static uint32
+lsh_pop_pending(LshScanOpaque so)
+{
+	uint32		top = so->heap.data[0];
+
+	so->heap.data[0] = so->heap.data[--so->heap.n];
+	if (so->heap.n > 0)
+		lsh_heap_sift_down(so, 0);
+	return top;
 }
 
 /*
@@ -355,13 +420,25 @@ lsh_scan_quals(IndexScanDesc scan, LshScanOpaque so)
 	return true;
 }
 
-/* Sort the results not yet returned. */
+/*
+ * Make the results verified since the last call pending: add them to the
+ * heap and restore its order (Floyd's bottom-up build, linear in the heap's
+ * size; a scan has at most r + 1 stages).
+ */
 static void
 lsh_sort_pending(LshScanOpaque so)
 {
-	if (so->results.n > so->next)
-		qsort_arg(so->results.data + so->next, so->results.n - so->next, sizeof(LshResult),
-				  lsh_result_cmp, so);
+	MemoryContext oldcxt;
+
+	if (so->results.n <= so->heaped)
+		return;
+	oldcxt = MemoryContextSwitchTo(so->keepcxt);
+	for (Size i = so->heaped; i < so->results.n; i++)
+		so->heap.push((uint32) i);
+	MemoryContextSwitchTo(oldcxt);
+	so->heaped = so->results.n;
+	for (Size i = so->heap.n / 2; i-- > 0;)
+		lsh_heap_sift_down(so, i);
 }
 
 /*
@@ -619,6 +696,7 @@ lsh_first_stage(IndexScanDesc scan, LshScanOpaque so, const MinHashSig *probe)
 	{
 		so->results.clear();
 		so->dist.clear();
+		so->heaped = 0;
 		so->depth = 0;
 		so->counters.depth = 0;
 		lsh_verify_all(scan, index, so, params, false);
@@ -641,10 +719,23 @@ lsh_search(IndexScanDesc scan)
 
 	/* pg_stat_*_indexes.idx_scan: what tells an lsh index in use from an unused one */
 	mh_count_index_search(scan);
+	/*
+	 * The result arrays are the scan's (keepcxt), kept across rescans: first
+	 * allocated there, they grow there (repalloc keeps a chunk's context).
+	 */
+	if (so->results.data == NULL)
+	{
+		MemoryContextSwitchTo(so->keepcxt);
+		so->results.reserve(256);
+		so->dist.reserve(256 * (Size) Max(scan->numberOfOrderBys, 1));
+		so->heap.reserve(256);
+		MemoryContextSwitchTo(so->cxt);
+	}
 	if (lsh_read_keys(scan, so, &probe))
 	{
 		lsh_first_stage(scan, so, probe);
-		lsh_sort_pending(so);
+		if (!so->want_bitmap)
+			lsh_sort_pending(so);
 	}
 	so->searched = true;
 	so->counters.scans = 1;
@@ -656,6 +747,7 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	LshScanOpaque so = (LshScanOpaque) scan->opaque;
 	LshResult  *r;
+	uint32		pos;
 
 	if (!ScanDirectionIsForward(dir))
 		elog(ERROR, "lsh index scans only go forward");
@@ -663,15 +755,18 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 		lsh_search(scan);
 	for (;;)
 	{
-		if (so->next < so->results.n &&
-			(so->exhausted || so->dist.data[(Size) so->results.data[so->next].pos] <= so->bound))
+		/* an iterative scan has one ORDER BY: dist holds one distance per result */
+		if (so->heap.n > 0 &&
+			(so->exhausted || so->dist.data[so->heap.data[0]] <= so->bound))
 			break;
 		if (so->exhausted)
 			return false;
 		lsh_widen(scan);
 	}
 
-	r = &so->results.data[so->next++];
+	pos = lsh_pop_pending(so);
+	so->next++;
+	r = &so->results.data[pos];
 	scan->xs_heaptid = r->tid;
 	scan->xs_recheck = false;
 	scan->xs_recheckorderby = false;

@@ -5,10 +5,16 @@
  * (entries with that prefix)^2 (build_prefix_sumsq; build_sumsq for whole
  * keys). Divided by the entries, minus one, it is the mean number of other
  * rows whose band agrees with a random row's band on the first m values:
- * sum over the other rows of J^m, plus the prefixes that collide by chance
- * (entries per band / 2^bits, subtracted). Markov's inequality then bounds
- * the rows at similarity >= t by (sum of J^m) / t^m for every m; the smallest
- * bound is the estimate. Plus the query's own row, which a typical query
+ * mu_m = sum over the other rows of J^m, plus the prefixes that collide by
+ * chance (entries per band / 2^bits, subtracted). The N rows at similarity
+ * >= t contribute N * E[J^m | J >= t] to mu_m, and the rows below t only add
+ * to it, so N <= mu_m / E[J^m | J >= t] for every m. Markov's inequality
+ * takes E[J^m | J >= t] >= t^m, as if every match sat exactly at t: an upper
+ * bound 3 to 12 times the truth on data whose matches spread up to 1. The
+ * estimate takes the matches as spread evenly over [t, 1] instead,
+ * E[J^m | J >= t] = (1 - t^(m+1)) / ((m + 1)(1 - t)), the smallest over m
+ * (an upper bound when the matches are at least that similar). Plus the
+ * query's own row, which a typical query
  * (WHERE sig % (SELECT sig FROM t WHERE id = ...)) finds.
  *
  * The planner's statistics have nothing for signatures (no histogram means
@@ -16,6 +22,8 @@
  * estimate falls back to 1/ndistinct of the column when ANALYZE has run (at
  * least the exact duplicates match), else to LSH_DEFAULT_SIM_SEL.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 #include <cmath>
@@ -31,6 +39,23 @@ PG_FUNCTION_INFO_V1(minhash_similar_joinsel);
 }
 
 #define LSH_DEFAULT_SIM_SEL 0.001
+
+/*
+ * Rows at similarity >= t implied by mu (the sum of J^m over the other rows,
+ * see above), if those rows are spread evenly over [t, 1]: mu / E[J^m].
+ */
+static double
+lsh_matches_from_moment(double mu, int m, double t)
+{
+	double		mean_jm;
+
+	if (mu <= 0.0)
+		return 0.0;
+	if (t >= 1.0)
+		return mu;
+	mean_jm = (1.0 - pow(t, m + 1)) / ((m + 1) * (1.0 - t));
+	return mu / Max(mean_jm, pow(t, m));
+}
 
 /*
  * Expected rows at similarity >= threshold for one row, from this lsh
@@ -62,7 +87,7 @@ lsh_expected_matches(Oid indexoid, double threshold, double *matches, double *nr
 			l.prefix_bits[l.encoded] - l.band_bits;
 		double		s = (double) m.build_sumsq / m.build_entries - 1.0 - per_band * ldexp(1.0, -bits);
 
-		best = Max(s, 0.0) / pow(threshold, m.rows);
+		best = lsh_matches_from_moment(s, m.rows, threshold);
 		if (m.version != LSH_VERSION_EXACT)
 		{
 			for (int d = 1; d <= Min(l.encoded, LSH_PREFIX_STATS); d++)
@@ -74,7 +99,7 @@ lsh_expected_matches(Oid indexoid, double threshold, double *matches, double *nr
 				sd = (double) m.build_prefix_sumsq[d - 1] / m.build_entries - 1.0 -
 					per_band * ldexp(1.0, -(l.prefix_bits[d] - l.band_bits));
 				/* positions without bits: a prefix of d values stands for more */
-				best = Min(best, Max(sd, 0.0) / pow(threshold, d));
+				best = Min(best, lsh_matches_from_moment(sd, d, threshold));
 			}
 		}
 	}

@@ -2,6 +2,8 @@
  * The signature store: row ids (block * slots per page + slot) and the slot
  * reader every path that reads a stored signature by row id goes through.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 uint32

@@ -3,6 +3,8 @@
  * its pages, rows and entries. Like minhash_lsh_check, it requires ownership
  * of the table (lsh_open_owned).
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -16,6 +16,8 @@
  * same estimate and threshold, as for %. Like %, it returns only rows that
  * share a band with q (the index's recall).
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -3,6 +3,8 @@
  * copy of the internal levels), and the leaves: writing and decoding their
  * two entry formats, and collecting the row ids of a key range.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -14,6 +14,8 @@
  * Pages left all-zero by a crash during relation extension become empty data
  * pages on the free list.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

@@ -14,6 +14,8 @@
  * class", before the access method is asked, and no hook of an index access
  * method runs earlier.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/lsh.h"
 
 extern "C" {

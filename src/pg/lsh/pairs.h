@@ -26,6 +26,8 @@
 #ifndef MINHASH_PG_LSH_PAIRS_H
 #define MINHASH_PG_LSH_PAIRS_H
 
+#include "pg/pg_prelude.h"
+
 #include "core/shingle.h"
 #include "pg/lsh/lsh.h"
 

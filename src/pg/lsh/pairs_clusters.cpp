@@ -17,6 +17,8 @@
  * index -- about 6 bytes per indexed row -- and each mode a bitmap of row
  * ids; these are the only allocations that grow with the table.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/pairs.h"
 
 extern "C" {

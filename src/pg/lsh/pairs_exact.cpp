@@ -14,195 +14,100 @@
  * minhash(text, config, k, ...) the shingles are those of
  * minhash_shingles(text, k, config): k consecutive lexemes.
  */
-#include <algorithm>
-#include <string_view>
+#include "pg/pg_prelude.h"
 
-#include "core/hash.h"
 #include "core/shingle.h"
+#include "pg/core_call.h"
 #include "pg/lsh/pairs.h"
 
-extern "C" {
-#include "miscadmin.h"
-}
-
-/* how one pass of shingle_hashes ended */
-enum ShinglePass
-{
-	SHINGLES_DONE,				/* out[0..*count) holds the distinct hashes, sorted */
-	SHINGLES_FULL,				/* more distinct shingles than fit out: retry with more room */
-	SHINGLES_INTERRUPTED		/* InterruptPending: service it, then retry */
-};
-
-/* where the streamed hashes go (a plain struct: it crosses the core's callback) */
-struct HashBuffer
-{
-	uint64	   *out;
-	size_t		cap;
-	size_t		n;
-	bool		at_limit;
-};
-
-/*
- * The hashes stream into out; when it fills, it is sorted and deduplicated
- * in place and the stream goes on, so the room needed is the number of
- * distinct shingles, not of shingles (a repetitive text needs little). The
- * pass gives up when out stays nearly full after deduplication (entirely
- * full, at the caller's limit).
- */
-static bool
-take_hashes(void *ctx, const uint64_t *hashes, size_t count)
-{
-	HashBuffer *b = (HashBuffer *) ctx;
-
-	for (size_t i = 0; i < count; i++)
-	{
-		if (b->n == b->cap)
-		{
-			std::sort(b->out, b->out + b->n);
-			b->n = std::unique(b->out, b->out + b->n) - b->out;
-			if (b->n == b->cap || (!b->at_limit && b->n > b->cap - b->cap / 8))
-				return false;
-		}
-		b->out[b->n++] = hashes[i];
-	}
-	return true;
-}
-
-/*
- * The distinct shingle hashes of doc, sorted, into out[0..cap): the shingles
- * of minhash_shingles(doc, k, unit), streamed by the core without recording
- * its units, and polled for interrupts as they go.
- */
-static bool
-shingle_hashes(const char *doc, size_t len, const minhash::ShingleSpec *spec, uint64 *out,
-			   size_t cap, bool at_limit, minhash::InterruptFlag interrupt, size_t *count,
-			   ShinglePass *pass, CoreError *err) noexcept
-{
-	try
-	{
-		HashBuffer	b = {out, cap, 0, at_limit};
-		minhash::Status st = minhash::for_each_shingle_hash(std::string_view(doc, len), *spec,
-															interrupt, take_hashes, &b);
-
-		if (st == minhash::Status::Ok)
-		{
-			std::sort(out, out + b.n);
-			b.n = std::unique(out, out + b.n) - out;
-			*pass = SHINGLES_DONE;
-		}
-		else
-			*pass = st == minhash::Status::Interrupted ? SHINGLES_INTERRUPTED : SHINGLES_FULL;
-		*count = b.n;
-		return true;
-	}
-	catch (...)
-	{
-		minhash_core_error_from_current(err);
-		return false;
-	}
-}
-
-static int
-uint64_cmp(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
-/* The distinct k-lexeme shingle hashes, sorted */
 static PairsShingles *
-lexeme_shingle_hashes(text *doc, int k, Oid config)
+alloc_shingles(size_t cap)
 {
-	LexemeText	lx;
-	int			n;
-	int			m = 0;
-	PairsShingles *s;
-
-	minhash_lexemes(config, doc, &lx);
-	n = lx.count == 0 ? 0 : (lx.count < k ? 1 : lx.count - k + 1);
-	s = (PairsShingles *) palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * Max(n, 1),
-										  MCXT_ALLOC_HUGE);
-	for (int i = 0; i < n; i++)
-	{
-		int			last = lx.count < k ? lx.count - 1 : i + k - 1;
-
-		s->h[i] = minhash::hash_bytes(lx.text + lx.starts[i], lx.ends[last] - lx.starts[i]);
-	}
-	qsort(s->h, n, sizeof(uint64), uint64_cmp);
-	for (int i = 0; i < n; i++)
-		if (m == 0 || s->h[i] != s->h[m - 1])
-			s->h[m++] = s->h[i];
-	s->n = m;
-	pfree(lx.text);
-	pfree(lx.starts);
-	pfree(lx.ends);
-	return s;
+	return (PairsShingles *) palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * cap,
+											 MCXT_ALLOC_HUGE);
 }
 
 /*
  * palloc'd in the current memory context. One row's shingles may take a
  * quarter of work_mem (the row cache's arena, pairs_rows.cpp): a document
  * with more distinct shingles is an error, not an allocation of any size.
+ * The same holds for the lexemes of a text search configuration.
+ *
+ * The core (shingle_hash_set) streams the shingle hashes into a buffer and
+ * deduplicates it in place whenever it fills, polling for interrupts. A
+ * shingle starts at a unit, a unit at a byte: len + 1 (or the number of
+ * lexemes + 1) is always enough room (unless case folding grows the text).
+ * But a buffer that never fills is sorted once, at the end, which cannot be
+ * interrupted: start at most at 2^20 hashes (8 MB), so a long text is
+ * deduplicated in steps of that size, and grow fourfold when mostly
+ * distinct, up to the limit.
  */
 PairsShingles *
 pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config)
 {
-	size_t		len;
-	const char *utf8;
 	size_t		limit = Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
+	int			k = minhash::clamp_shingle_size(*spec);
+	bool		lexemes = OidIsValid(config);
+	LexemeText	lx = {NULL, NULL, NULL, 0};
+	minhash::UnitText units = {NULL, NULL, NULL, 0};
+	const char *utf8 = NULL;
+	size_t		len = 0;
 	size_t		cap;
+	PairsShingles *s;
+	minhash::ShingleHashSet set;
 
-	if (OidIsValid(config))
-		return lexeme_shingle_hashes(doc, minhash::clamp_shingle_size(*spec), config);
-	utf8 = minhash_doc_utf8(doc, &len);
-	/*
-	 * A shingle starts at a unit, a unit at a byte: len + 1 is always enough
-	 * room (unless lowercasing grows the text). But a buffer that never
-	 * fills is sorted once, at the end, which cannot be interrupted: start
-	 * at most at 2^20 hashes (8 MB), so a long text is deduplicated in
-	 * steps of that size, and grow fourfold when mostly distinct.
-	 */
-	cap = Min(Min(len + 1, (size_t) 1 << 20), limit);
-
-	for (;;)
+	if (lexemes)
 	{
-		PairsShingles *s = (PairsShingles *)
-			palloc_extended(offsetof(PairsShingles, h) + sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
-		size_t		n;
-		ShinglePass pass;
-		CoreError	err;
-
-		if (!shingle_hashes(utf8, len, spec, s->h, cap, cap == limit, minhash_interrupt_flag(),
-							&n, &pass, &err))
-			minhash_report_core_error(&err);
-		if (pass == SHINGLES_DONE)
-		{
-			if (n > (size_t) PG_INT32_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("document has too many shingles for exact verification")));
-			s->n = (int32) n;
-			/* give back the unused tail */
-			if (n + 64 < cap)
-				s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * n);
-			return s;
-		}
-		pfree(s);
-		if (pass == SHINGLES_INTERRUPTED)
-			CHECK_FOR_INTERRUPTS();
-		else if (cap == limit)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("document too large for exact verification within work_mem"),
-					 errdetail("A row's text has more than %zu distinct shingles; exact verification "
-							   "keeps 8 bytes per distinct shingle of a row, at most a quarter of "
-							   "work_mem (%d kB).", limit, work_mem),
-					 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
-		else
-			cap = Min(cap * 4, limit);
+		minhash_lexemes(config, doc, &lx);
+		units = {lx.text, lx.starts, lx.ends, (size_t) lx.count};
+		cap = units.count + 1;
 	}
+	else
+	{
+		utf8 = minhash_doc_utf8(doc, &len);
+		cap = len + 1;
+	}
+	cap = Min(Min(cap, (size_t) 1 << 20), limit);
+	s = alloc_shingles(cap);
+	set = {s->h, cap, cap == limit, 0};
+
+	if (call_core_until_done(
+			[&](minhash::InterruptFlag interrupt) noexcept {
+				return lexemes
+					? minhash::shingle_hash_set(units, k, interrupt, &set)
+					: minhash::shingle_hash_set(std::string_view(utf8, len), *spec, interrupt, &set);
+			},
+			[&]() {
+				if (cap == limit)
+					return false;
+				pfree(s);
+				cap = Min(cap * 4, limit);
+				s = alloc_shingles(cap);
+				set = {s->h, cap, cap == limit, 0};
+				return true;
+			}) != minhash::Status::Ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("document too large for exact verification within work_mem"),
+				 errdetail("A row's text has more than %zu distinct shingles; exact verification "
+						   "keeps 8 bytes per distinct shingle of a row, at most a quarter of "
+						   "work_mem (%d kB).", limit, work_mem),
+				 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
+	if (set.count > (size_t) PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("document has too many shingles for exact verification")));
+	s->n = (int32) set.count;
+	/* give back the unused tail */
+	if (set.count + 64 < cap)
+		s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * set.count);
+	if (lexemes)
+	{
+		pfree(lx.text);
+		pfree(lx.starts);
+		pfree(lx.ends);
+	}
+	return s;
 }
 
 /* |A ∩ B| / |A ∪ B| of two sorted distinct arrays; two empty sets are identical (1) */

@@ -5,6 +5,8 @@
  * The rows come out of one walk of the index (pairs_walk.cpp) into a
  * tuplestore, which spills beyond work_mem.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/pairs.h"
 
 extern "C" {

@@ -15,6 +15,8 @@
  * reused by a row inserted after the snapshot, invisible too. The TID is
  * kept anyway and a different one is fetched afresh.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/pairs.h"
 
 extern "C" {

@@ -15,6 +15,8 @@
  * expression, shingled with the index's own unit and k: exact => true then
  * needs nothing more from the user.
  */
+#include "pg/pg_prelude.h"
+
 #include "pg/lsh/pairs.h"
 
 extern "C" {

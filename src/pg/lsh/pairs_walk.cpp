@@ -30,6 +30,8 @@
  * added or moved meanwhile belong to rows the snapshot cannot see; entries
  * of rows it can see are neither removed nor re-slotted while it is held.
  */
+#include "pg/pg_prelude.h"
+
 #include <algorithm>
 
 #include "core/jaccard.h"
