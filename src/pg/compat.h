@@ -96,6 +96,13 @@ extern "C" {
 #define mh_restrict_search_path() ((void) 0)
 #endif
 
+/* 17 renamed IsAutoVacuumWorkerProcess() (postmaster/autovacuum.h, miscadmin.h). */
+#if PG_VERSION_NUM >= 170000
+#define mh_is_autovacuum_worker() AmAutoVacuumWorkerProcess()
+#else
+#define mh_is_autovacuum_worker() IsAutoVacuumWorkerProcess()
+#endif
+
 /*
  * 18 compares paths by their number of disabled nodes before their costs,
  * so an infinite cost no longer keeps a path the index cannot answer from

@@ -302,7 +302,7 @@ lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 */
 	if (info->analyze_only)
 	{
-		if (IsAutoVacuumWorkerProcess())
+		if (mh_is_autovacuum_worker())
 			(void) lsh_pending_merge(info->index, true, true);
 		return stats;
 	}
