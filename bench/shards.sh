@@ -151,7 +151,7 @@ SET application_name = 'bench_allpairs';
 CREATE UNLOGGED TABLE cand (id bigint, sig minhash);
 DO $$
 DECLARE
-  per_batch int := greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256);
+  per_batch int := least(greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256), 512);
   ids bigint[];
 BEGIN
   SET LOCAL plan_cache_mode = force_generic_plan;

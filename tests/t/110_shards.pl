@@ -230,7 +230,7 @@ ALTER TABLE cand_ids ADD PRIMARY KEY (id);
 CREATE UNLOGGED TABLE cand (id bigint, sig minhash);
 DO $$
 DECLARE
-  per_batch int := greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256);
+  per_batch int := least(greatest(pg_size_bytes(current_setting('work_mem')) / 256, 256), 512);
   ids bigint[];
 BEGIN
   SET LOCAL plan_cache_mode = force_generic_plan;
@@ -291,10 +291,10 @@ for my $wm ('4MB', '64kB')
 		"work_mem $wm: pairs (200 x 28) and clusters of the shards equal the single node's");
 	cmp_ok($cross, '>', 2000, "work_mem $wm: $cross of the pairs cross shards");
 	# Step 2 sends the candidate ids in batches of work_mem / 256 bytes of
-	# ids (at least 256): the coordinator never holds the whole list. Each
-	# batch goes to every shard as one array parameter.
+	# ids, at least 256 and at most 512 ids: the coordinator never holds the
+	# whole list. Each batch goes to every shard as one array parameter.
 	my $ncand = $coord->safe_psql('postgres', 'SELECT count(*) FROM cand_ids');
-	my $per_batch = $wm eq '64kB' ? 256 : 16384;
+	my $per_batch = $wm eq '64kB' ? 256 : 512;
 	my ($batches, $largest, $sent) = (0, 0, 0);
 	for my $i (0 .. $#shards)
 	{
