@@ -6,16 +6,15 @@
 #
 #   bash bench/parallel_build.sh DOCS.tsv [ROWS]
 #
-# DOCS.tsv: bench/build/minhash-gen docs --rows N --out DOCS.tsv --truth T.tsv
+# DOCS.tsv: build/core/minhash-gen docs --rows N --out DOCS.tsv --truth T.tsv
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:?usage: bench/parallel_build.sh DOCS.tsv [ROWS]}
 rows=${2:-1000000}
-dir=$(mktemp -d /tmp/minhash-parbench.XXXXXX)
-chown postgres "$dir"; chmod 700 "$dir"
-trap 'bash scripts/pgcluster.sh stop "$dir" >/dev/null 2>&1 || true' EXIT
-bash scripts/pgcluster.sh start "$dir" "shared_buffers = '2GB'" "autovacuum = off" "max_wal_size = '8GB'" >/dev/null
-. "$dir/env"
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir parbench
+scratch_cluster pg "shared_buffers = '2GB'" "autovacuum = off" "max_wal_size = '8GB'" >/dev/null
 pm=$(head -n 1 "$(psql -X -tAc 'SHOW data_directory')/postmaster.pid")
 psql -X -q -v ON_ERROR_STOP=1 <<SQL
 CREATE EXTENSION IF NOT EXISTS minhash;
