@@ -25,6 +25,9 @@ DROP TABLE docs_raw;
 ALTER TABLE docs ADD COLUMN sig minhash;
 UPDATE docs SET sig = minhash(body);
 VACUUM ANALYZE docs;
+-- lsh builds are parallel only on a table with parallel_workers set (docs/lsh.md);
+-- max_parallel_maintenance_workers then sets the count per run
+ALTER TABLE docs SET (parallel_workers = 2);
 SQL
 echo "docs: $(psql -X -tAc "SELECT format('%s rows, %s', count(*), pg_size_pretty(pg_table_size('docs'))) FROM docs"); $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 # children's CPU of the postmaster, in clock ticks (fields 16, 17 of /proc/PID/stat)

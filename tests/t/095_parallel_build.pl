@@ -48,6 +48,11 @@ like(build('t_par', $par), qr/2 of 2 parallel workers launched/,
 like(build('t_par_noleader', "$par SET parallel_leader_participation = off;"),
 	qr/2 of 2 parallel workers launched/,
 	'parallel_leader_participation = off: the workers alone scan the table');
+# opt-in: without the table's parallel_workers, max_parallel_maintenance_workers alone asks for none
+$node->safe_psql('postgres', 'ALTER TABLE t RESET (parallel_workers)');
+is(build('t_no_reloption', $par), '',
+	'no parallel_workers on the table: a serial build although max_parallel_maintenance_workers = 2');
+$node->safe_psql('postgres', 'DROP INDEX t_no_reloption; ALTER TABLE t SET (parallel_workers = 2)');
 # a parallel-unsafe expression is built serially
 $node->safe_psql('postgres', q{
 CREATE FUNCTION unsafe_sig(id bigint) RETURNS minhash LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS

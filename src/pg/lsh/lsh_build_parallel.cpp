@@ -264,6 +264,16 @@ lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const Ls
 
 	if (!IsNormalProcessingMode() || RelationUsesLocalBuffers(heap))
 		return NULL;
+
+	/*
+	 * Opt-in: only a table whose parallel_workers storage parameter is set.
+	 * On the 2-core machines measured so far a parallel build took more CPU
+	 * and more wall time than a serial one (BENCHMARKS.md, "Parallel index
+	 * build"), so the default max_parallel_maintenance_workers = 2 must not
+	 * make every large CREATE INDEX parallel.
+	 */
+	if (RelationGetParallelWorkers(heap, -1) < 0)
+		return NULL;
 	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
 	if (request <= 0)
 		return NULL;
