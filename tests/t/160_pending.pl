@@ -77,10 +77,13 @@ check_clean($standby, 't_sig_idx', 'standby: minhash_lsh_check is clean after th
 $standby->stop;
 
 # --- a merge interrupted half-way ----------------------------------------------
+# 150,000 rows (under the 100000 kB limit at about 520 bytes a row): their
+# merge takes seconds (about 20 us a row), so a 300 ms timeout strikes inside
+# it on any machine (20,000 rows merged within 300 ms once)
 $primary->safe_psql('postgres', q{
-	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(10001, 30000) g;});
+	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(1000001, 1150000) g;});
 my $pending = $primary->safe_psql('postgres', 'SELECT pending_rows FROM minhash_lsh_stats(\'t_sig_idx\')');
-is($pending, '20000', '20000 rows pending');
+is($pending, '150000', '150000 rows pending');
 ($ret, $out, $err) = $primary->psql('postgres',
 	"SET statement_timeout = '300ms'; SELECT minhash_lsh_clean_pending_list('t_sig_idx')");
 like($err, qr/statement timeout/, 'the merge was cancelled half-way');
