@@ -299,7 +299,7 @@ for my $wm ('4MB', '64kB')
 	for my $i (0 .. $#shards)
 	{
 		my $log = substr(slurp_file($shards[$i]->logfile), $at[$i]);
-		while ($log =~ /CURSOR FOR\s+SELECT id, sig FROM public\.docs WHERE \(\(id = ANY \(\$1::bigint\[\]\)\)\)\n[^\n]*DETAIL:  parameters: \$1 = '\{([^}]*)\}'/g)
+		while ($log =~ /CURSOR FOR\s+SELECT id, sig FROM public\.docs WHERE \(\(id = ANY \(\$1::bigint\[\]\)\)\)\n[^\n]*DETAIL:  [Pp]arameters: \$1 = '\{([^}]*)\}'/g)
 		{
 			my $n = scalar(split /,/, $1);
 			$batches++;
