@@ -37,7 +37,7 @@ $primary->safe_psql('postgres', q{
 	ALTER INDEX t_sig_idx SET (pending_list_limit = 100000);
 	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(3001, 3300) g;
 });
-$primary->wait_for_catchup($standby);
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 
 my $stats_sql = 'SELECT pending_rows, live_rows FROM minhash_lsh_stats(\'t_sig_idx\')';
 my $stats = $standby->safe_psql('postgres', $stats_sql);
@@ -70,7 +70,9 @@ like($err, qr/recovery is in progress/, 'the standby cannot merge the pending li
 # the merge replays: same pairs, nothing pending, on both
 is($primary->safe_psql('postgres', "SELECT minhash_lsh_clean_pending_list('t_sig_idx')"), $npending,
 	"the primary merges the $npending pending rows");
-$primary->wait_for_catchup($standby);
+# the merge assigns no transaction id, so its commit does not flush WAL (the
+# WAL writer does, later): wait for the insert position, not the write one
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 is($standby->safe_psql('postgres', $stats_sql), '0|3300', 'standby: nothing pending after the merge');
 is($standby->safe_psql('postgres', $pairs_sql), $pairs, 'standby: the same pairs after the merge');
 check_clean($standby, 't_sig_idx', 'standby: minhash_lsh_check is clean after the merge');
