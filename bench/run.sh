@@ -20,7 +20,7 @@
 # --profile: also perf-profile the signature scan and the index queries.
 # --keep: leave the scratch cluster's directory behind (for inspection).
 # --sections LIST: run only these sections (space- or comma-separated, of
-#   truth throughput index queries allpairs targets forest profile plots) after
+#   truth throughput index queries allpairs targets forest ingest profile plots) after
 #   loading the data; "forest" needs "index" (its indexes). Default: all.
 # A section whose feature has not been built prints "not available: ...".
 # Tables also go to bench/results/<scale>/report.md.
@@ -159,6 +159,7 @@ wanted queries && section_queries
 wanted allpairs && section_allpairs
 wanted targets && section_targets
 wanted forest && section_forest
+wanted ingest && section_ingest
 [ "$profile" = 1 ] && wanted profile && section_profile
 [ "$plots" = 1 ] && wanted plots && section_plots
 

@@ -1,0 +1,123 @@
+# Fast ingest (issue 13.2): batches of rows inserted into a table that already
+# holds the scale's ROWS documents, once per index configuration, side by
+# side in one run: the primary key only; + GIN over minhash_bands(sig)
+# fastupdate off / on; + lsh fastupdate off / on. Then `%` CPU per query with
+# an empty and with a full pending list, beside the planner's cost.
+#
+# The table is a copy of docs (id primary key, cluster, body, sig). Each
+# configuration inserts the EXTRA rows of docs_extra (ids shifted so that
+# they never collide) in INSERT ... SELECT statements of INGEST_BATCH rows,
+# each its own transaction, in one session, after a CHECKPOINT (so each pays
+# its first-touch full-page images, as steady ingest between checkpoints
+# does). Measured in that session: wall time (server clock), the backend's CPU
+# (/proc/self/schedstat), WAL bytes (pg_current_wal_insert_lsn). The table
+# grows by EXTRA rows per configuration (5% each): stated in the table.
+
+INGEST_BATCH=${INGEST_BATCH:-1000}
+
+# "cpu_s wall_s wal_bytes" of the SQL on stdin, run in one session.
+ingest_measure() {
+    {
+        echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 AS c0, pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \\gset"
+        cat
+        echo "SELECT (split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 - :c0) / 1e9, extract(epoch FROM clock_timestamp() - :'t0'), pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0');"
+    } | psql -X -q -v ON_ERROR_STOP=1 -tA -F' ' | tail -n 1
+}
+
+# The batches of configuration number $1 (its id offset): INSERT statements.
+ingest_batches() {
+    local off=$(( $1 * 100000000 )) b lo hi
+    for ((b = 0; b * INGEST_BATCH < EXTRA; b++)); do
+        lo=$(( ROWS + b * INGEST_BATCH )); hi=$(( lo + INGEST_BATCH ))
+        echo "INSERT INTO ingest SELECT id + $off, cluster, body, sig FROM docs_extra WHERE id > $lo AND id <= $hi;"
+    done
+}
+
+# One configuration: $1 label, $2 number, $3 SQL that merges what is left
+# pending afterwards (or empty). Adds the table row; sets ING_CPU_<n>.
+ingest_config() {
+    local label=$1 n=$2 merge=$3 r cpu wall wal mr mcpu=0 mwal=0 before
+    before=$(q -c "SELECT count(*) FROM ingest")
+    q -c "CHECKPOINT" >/dev/null
+    r=$(ingest_batches "$n" | ingest_measure) || { tbl_row "$label|error (message above)|-|-|-|-|-|-|-"; return 0; }
+    read -r cpu wall wal <<<"$r"
+    local merged="-"
+    if [ -n "$merge" ]; then
+        mr=$(echo "$merge" | ingest_measure) || mr="0 0 0"
+        read -r mcpu _ mwal <<<"$mr"
+        merged="$(fmt %.0f "$(calc "$mcpu * 1000")") ms, $(fmt %.1f "$(calc "$mwal / 1048576")") MB"
+    fi
+    eval "ING_CPU_$n=\$cpu ING_MCPU_$n=\$mcpu"
+    local pk=${ING_CPU_0:-$cpu}
+    tbl_row "$label|$before|$(fmt %.0f "$(calc "$EXTRA / $wall")")|$(fmt %.0f "$(calc "$EXTRA / $cpu")")|$(fmt %.1f "$(calc "$cpu * 1e6 / $EXTRA")")|$(fmt %.2f "$(calc "$pk / $cpu")")|$(fmt %.0f "$(calc "$wal / $EXTRA")")|$merged|$(fmt %.2f "$(calc "$pk / ($cpu + $mcpu)")")"
+}
+
+# `%` at threshold 0.5 over the first NREC queries: "cpu_ms_per_query rows_per_query".
+ingest_pct_cpu() {
+    local r
+    r=$(sql_cpu "SELECT count(*) FROM queries q CROSS JOIN LATERAL (SELECT id FROM ingest d WHERE d.sig % q.sig) x WHERE q.qid <= $NREC") || return 1
+    local rows
+    rows=$(q -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL (SELECT id FROM ingest d WHERE d.sig % q.sig) x WHERE q.qid <= $NREC")
+    echo "$(calc "${r% *} * 1000 / $NREC") $(calc "$rows / $NREC")"
+}
+
+# The planner's estimate for one `%` query: "startup..total".
+ingest_pct_cost() {
+    psql -X -q -tA -c "EXPLAIN SELECT id FROM ingest WHERE sig % (SELECT sig FROM queries WHERE qid = 1)" |
+        grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
+}
+
+section_ingest() {
+    section "fast ingest"
+    if [ "$have_ext" != 1 ] || ! have_am lsh || ! have_fn minhash_lsh_clean_pending_list; then
+        not_available "lsh index with a pending list (fast ingest)"
+        return
+    fi
+    [ "$smoke" = 1 ] && INGEST_BATCH=100
+    q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ingest" \
+      -c "CREATE TABLE ingest (id int PRIMARY KEY, cluster int, body text, sig minhash)" \
+      -c "INSERT INTO ingest SELECT id, cluster, body, sig FROM docs" \
+      -c "CREATE INDEX IF NOT EXISTS docs_extra_id ON docs_extra (id)" \
+      -c "VACUUM ANALYZE ingest" -c "VACUUM ANALYZE docs_extra" >/dev/null
+    local b r
+    read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_params(0.5, 128)")
+    tbl_start "Fast ingest: $EXTRA rows inserted into a table of $ROWS+ documents (id primary key, body, sig), INSERT ... SELECT of $INGEST_BATCH rows per statement and transaction" \
+        "indexes besides the primary key|rows before|rows/s (wall)|rows/s (backend CPU)|CPU µs/row|x PK only (CPU)|WAL bytes/row|then merge what is pending: CPU, WAL|x PK only (CPU, with that merge)"
+    ING_CPU_0=""
+    ingest_config "none (primary key only)" 0 ""
+
+    q -c "CREATE INDEX ingest_gin ON ingest USING gin (minhash_bands(sig, $b, $r)) WITH (fastupdate = off)" >/dev/null
+    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate off" 1 ""
+    q -c "ALTER INDEX ingest_gin SET (fastupdate = on)" >/dev/null
+    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate on" 2 "SELECT gin_clean_pending_list('ingest_gin');"
+    q -c "DROP INDEX ingest_gin" >/dev/null
+
+    q -c "CREATE INDEX ingest_lsh ON ingest USING lsh (sig) WITH (threshold = 0.5, fastupdate = off)" >/dev/null
+    ingest_config "lsh (sig), fastupdate off" 3 ""
+    q -c "ALTER INDEX ingest_lsh SET (fastupdate = on)" >/dev/null
+    ingest_config "lsh (sig), fastupdate on" 4 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    if [ "$(q -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
+        tbl_row "pgvector HNSW|not available: pgvector is not installed here (no package for this PostgreSQL in scripts/install-deps.sh)|-|-|-|-|-|-|-"
+    fi
+    tbl_note "CPU: the inserting backend's (/proc/self/schedstat), which the machine's other load does not inflate; wall: the server's clock around all batches. x PK only: the primary-key-only CPU per row divided by this row's (the issue's target for lsh fastupdate on: >= 0.3). WAL: pg_current_wal_insert_lsn() before and after, after a CHECKPOINT (so it includes the first-touch full-page images). Pending lists merge during the inserts whenever they pass their limit (gin_pending_list_limit / minhash.lsh_pending_list_limit, 4MB each); the last column adds the merge of what is left (gin_clean_pending_list / minhash_lsh_clean_pending_list). Cluster: synchronous_commit = off, shared_buffers as the scale's."
+    tbl_end
+
+    # `%` with an empty and with a full pending list (just below its limit).
+    q -c "ANALYZE ingest" >/dev/null
+    local fill slot
+    slot=$(q -c "SELECT 8 + 4 * 128")
+    fill=$(calc "int(4096 * 1024 / $slot)")
+    [ "$fill" -gt "$EXTRA" ] && fill=$EXTRA
+    tbl_start "\`%\` (t = 0.5) through the lsh index of ingest with fastupdate on: CPU per query, $NREC queries" \
+        "pending rows|CPU ms/query|rows/query|planner cost of the index scan"
+    local pr cr
+    pr=$(ingest_pct_cpu) || pr="- -"
+    tbl_row "$(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')")|$(fmt %.3f "${pr% *}")|$(fmt %.2f "${pr#* }")|$(ingest_pct_cost)"
+    q -c "INSERT INTO ingest SELECT id + 500000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
+    q -c "ANALYZE ingest" >/dev/null
+    pr=$(ingest_pct_cpu) || pr="- -"
+    tbl_row "$(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')")|$(fmt %.3f "${pr% *}")|$(fmt %.2f "${pr#* }")|$(ingest_pct_cost)"
+    tbl_note "The pending rows are verified one by one by every scan (their signatures read from the index's data pages), so a full list adds their count x one Jaccard comparison to each query; the planner's cost includes them (lsh_cost.cpp)."
+    tbl_end
+    q -c "DROP TABLE ingest" >/dev/null
+}
