@@ -14,6 +14,11 @@
  * that of the % quals, capped by the candidates -- and 1 for ORDER BY alone,
  * so that without a LIMIT the planner prices fetching every row and prefers a
  * sequential scan plus sort, which (unlike the index) returns every row.
+ *
+ * Rows in the pending list (fastupdate, format 3) are candidates of every
+ * scan: it reads the list's pages and verifies each of them (their
+ * signatures sit in the data pages that inserts fill in order), whatever
+ * the query, so they add to the candidates and the pages read.
  */
 #include "pg/pg_prelude.h"
 
@@ -56,7 +61,10 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	List	   *quals = NIL;
 	double		matches;
 	double		cand;
+	double		tree_cand;
 	double		data_pages;
+	double		pending_rows = 0;
+	double		pending_pages = 0;
 	Cost		cost;
 
 	*indexCorrelation = 0;
@@ -104,6 +112,11 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				bands = Max(meta->opt_bands, 1);
 		}
 		spp = lsh_slots_per_page(num_perm);
+		if (meta->version == LSH_VERSION)
+		{
+			pending_rows = (double) meta->pending_rows;
+			pending_pages = (double) meta->pending_pages;
+		}
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
 		if (meta->build_entries > 0)
@@ -140,7 +153,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * one of them the query's own row if it is stored. Rows found through
 	 * several bands count once, so this bounds the distinct candidates.
 	 */
-	cand = Min(ntuples, bands * (dup - 1.0) + 1.0);
+	tree_cand = Min(ntuples, bands * (dup - 1.0) + 1.0);
+	cand = Min(ntuples, tree_cand + pending_rows);
 	if (path->indexclauses != NIL)
 	{
 		/*
@@ -158,8 +172,9 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	/* descents: leaves read at random, internal levels from the backend's copy */
 	cost = bands * (leaves_per_probe * spc_random + (height - 1) * cpu_operator_cost);
 	cost += bands * leaves_per_probe * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
-	/* verification */
-	data_pages = Min(cand, ceil(ntuples / spp));
+	/* the pending list's pages, then verification (pending rows fill data pages in order) */
+	cost += pending_pages * spc_seq;
+	data_pages = Min(tree_cand, ceil(ntuples / spp)) + ceil(pending_rows / spp);
 	cost += data_pages * spc_random;
 	cost += cand * (cpu_index_tuple_cost + num_perm * LSH_VALUE_COMPARE_COST);
 	if (matches > 1)
@@ -193,5 +208,5 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexStartupCost = cost;
 	*indexTotalCost = cost;
 	*indexSelectivity = sel;
-	*indexPages = bands + data_pages;
+	*indexPages = bands + pending_pages + data_pages;
 }

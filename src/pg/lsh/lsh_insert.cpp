@@ -126,7 +126,7 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		{
 			/* fastupdate: the row id goes on the pending list in this same record */
 			Buffer		newbuf;
-			Buffer		tailbuf = lsh_pending_prepare(index, meta, &newbuf);
+			Buffer		tailbuf = lsh_pending_prepare(index, meta, &newbuf, &w);
 
 			lsh_pending_add(state, wmeta, tailbuf, newbuf, lsh_rowid(&params, blkno, slotno));
 			pending_bufs[0] = tailbuf;
@@ -477,10 +477,15 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
 	if (lsh_pending_usable(index, meta))
 	{
+		bool		over;
+
 		/* fastupdate: one WAL record; the band entries wait for the merge */
 		(void) lsh_store_signature(index, metabuf, sig, heap_tid, true);
+		over = lsh_pending_over_limit(index, meta);
 		UnlockReleaseBuffer(metabuf);
-		lsh_pending_maybe_merge(index);
+		/* over the limit: merge (unless someone else is merging already) */
+		if (over)
+			(void) lsh_pending_merge(index, false, false);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextDelete(tmpcxt);
 		return false;

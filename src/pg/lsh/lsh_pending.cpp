@@ -97,17 +97,17 @@ lsh_pending_limit_bytes(Relation index)
  * the tail's buffer (InvalidBuffer when the list is empty).
  */
 Buffer
-lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf)
+lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w)
 {
 	Buffer		tailbuf = InvalidBuffer;
-	LshWalk		w;
 	Page		page;
 
 	*newbuf = InvalidBuffer;
-	lsh_walk_init(&w, index, NULL);
+	/* the insert's walk: its block count is already known (no second lseek) */
+	lsh_walk_chain(w);
 	if (meta->pending_tail != InvalidBlockNumber)
 	{
-		tailbuf = lsh_walk_read(&w, meta->pending_tail, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
+		tailbuf = lsh_walk_read(w, meta->pending_tail, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
 								NULL, InvalidBlockNumber, &page);
 		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_CLOSED) &&
 			pending_count(page) < LSH_PENDING_CAPACITY)
@@ -115,8 +115,8 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf)
 	}
 	if (meta->pending_free != InvalidBlockNumber)
 	{
-		lsh_walk_chain(&w);
-		*newbuf = lsh_walk_read(&w, meta->pending_free, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
+		lsh_walk_chain(w);
+		*newbuf = lsh_walk_read(w, meta->pending_free, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
 								NULL, BufferIsValid(tailbuf) ? BufferGetBlockNumber(tailbuf)
 								: InvalidBlockNumber, &page);
 	}
@@ -462,17 +462,11 @@ lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem)
 	return total;
 }
 
-void
-lsh_pending_maybe_merge(Relation index)
+bool
+lsh_pending_over_limit(Relation index, const LshMetaPageData *meta)
 {
-	LshMetaPage meta;
-	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	bool		over = meta->version == LSH_VERSION && meta->num_perm > 0 &&
+	return meta->version == LSH_VERSION && meta->num_perm > 0 &&
 		meta->pending_rows * LSH_SLOT_SIZE(meta->num_perm) > lsh_pending_limit_bytes(index);
-
-	UnlockReleaseBuffer(metabuf);
-	if (over)
-		(void) lsh_pending_merge(index, false, false);
 }
 
 /* ---------------------------------------------------------------- readers */
@@ -483,10 +477,9 @@ lsh_pending_maybe_merge(Relation index)
  */
 template <typename Fn>
 static void
-pending_walk(Relation index, LshWalk *w, Fn fn)
+pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 {
-	LshMetaPage meta;
-	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber blkno = meta->pending_head;
 	BlockNumber tail = meta->pending_tail;
 	Buffer		buf;
@@ -494,13 +487,13 @@ pending_walk(Relation index, LshWalk *w, Fn fn)
 
 	if (meta->version != LSH_VERSION || blkno == InvalidBlockNumber)
 	{
-		UnlockReleaseBuffer(metabuf);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		return;
 	}
 	lsh_walk_chain(w);
 	buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL, InvalidBlockNumber,
 						&page);
-	UnlockReleaseBuffer(metabuf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	for (;;)
 	{
 		BlockNumber next = LshPageGetOpaque(page)->next;
@@ -519,9 +512,9 @@ pending_walk(Relation index, LshWalk *w, Fn fn)
 }
 
 void
-lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids)
+lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids)
 {
-	pending_walk(index, walk, [&](const uint32 *r, int n) {
+	pending_walk(index, walk, metabuf, [&](const uint32 *r, int n) {
 		memcpy(ids->extend(n), r, sizeof(uint32) * n);
 	});
 }
@@ -533,9 +526,14 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	LshArray<uint32> rowids = {};
 	LshEntry   *entries;
 
+	LshMetaPage meta;
+	Buffer		metabuf;
+
 	*n = 0;
 	lsh_walk_init(&w, index, NULL);
-	lsh_pending_collect(index, &w, &rowids);
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	lsh_pending_collect(index, &w, metabuf, &rowids);
+	ReleaseBuffer(metabuf);
 	if (rowids.n == 0 || params->num_perm == 0)
 		return NULL;
 	qsort(rowids.data, rowids.n, sizeof(uint32), lsh_uint32_cmp);

@@ -56,18 +56,23 @@ Size		lsh_pending_limit_bytes(Relation index);
 /*
  * An insert's append, within its WAL record (metapage and data page
  * registered; at most two more pages are): prepare locks the pages (after the
- * data page), add registers them and appends rowid.
+ * data page) through the insert's walk w, add registers them and appends rowid.
  */
-Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf);
+Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w);
 void		lsh_pending_add(GenericXLogState *state, LshMetaPage wmeta, Buffer tailbuf,
 							Buffer newbuf, uint32 rowid);
-/* after an insert: merge if the list is over its limit (if nobody else is merging) */
-void		lsh_pending_maybe_merge(Relation index);
+/* is the list over its limit? (metapage locked; the insert reads it there, no second read) */
+bool		lsh_pending_over_limit(Relation index, const LshMetaPageData *meta);
 /* merge the whole list; wait: for the merge lock (else give up if it is taken). Rows merged. */
 int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
 
-/* the pending row ids (unsorted) added to *ids (scans); walk: the scan's checked reads */
-void		lsh_pending_collect(Relation index, LshWalk *walk, LshArray<uint32> *ids);
+/*
+ * the pending row ids (unsorted) added to *ids (scans); walk: the scan's
+ * checked reads. metabuf: the metapage, pinned and SHARE-locked by the
+ * caller (the scan's own metapage read: no second one); returned pinned and
+ * unlocked once the walk holds the head page.
+ */
+void		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids);
 /* the band entries of the pending rows that are LIVE, sorted by key (pairs walk) */
 LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);
 /*

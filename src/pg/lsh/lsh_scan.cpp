@@ -490,16 +490,19 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
-	/* pending rows (fastupdate) are candidates of every probe; read before the tree (lsh_pending.h) */
-	lsh_pending_collect(index, &so->walk, &ids);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	/*
+	 * Pending rows (fastupdate) are candidates of every probe; read before
+	 * the tree (lsh_pending.h), from the head in this same metapage read;
+	 * the metapage stays pinned, unlocked.
+	 */
+	lsh_pending_collect(index, &so->walk, metabuf, &ids);
 	for (int b = 0; b < params->bands; b++)
 	{
 		uint32		lo = so->keys[b];
 		uint32		hi = so->keys[b];
 
-		if (b > 0)
-			LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		if (params->version != LSH_VERSION_EXACT && m < params->rows)
 			minhash::prefix_range(params->layout, so->keys[b], m, &lo, &hi);
 		if (meta->root != InvalidBlockNumber)
