@@ -67,6 +67,33 @@ ingest_pct_cost() {
         grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
 }
 
+# `%` with an empty and with a full pending list (just below its limit), in
+# a table of its own printed after the ingest table (ING_PCT_TABLE).
+ingest_pending_queries() {
+    local fill pr saved_rows saved_title
+    q -c "ANALYZE ingest" >/dev/null
+    # 4MB of signatures of k = 128 (8-byte slot header + 128 values)
+    fill=$(( 4096 * 1024 / (8 + 4 * 128) ))
+    [ "$fill" -gt "$EXTRA" ] && fill=$EXTRA
+    ING_PCT_TABLE=$(mktemp)
+    {
+        echo
+        echo "#### \`%\` (t = 0.5) through the lsh index of ingest with fastupdate on: CPU per query, $NREC queries"
+        echo
+        echo "| pending rows | CPU ms/query | rows/query | planner's estimate for the index scan |"
+        echo "|---|---|---|---|"
+        pr=$(ingest_pct_cpu) || pr="- -"
+        echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
+        q -c "INSERT INTO ingest SELECT id + 500000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
+        q -c "ANALYZE ingest" >/dev/null
+        pr=$(ingest_pct_cpu) || pr="- -"
+        echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
+        echo
+        echo "Every scan verifies each pending row (its signature read from the index's data pages), so a full list adds that many Jaccard comparisons to every query; the planner's estimate includes them (lsh_cost.cpp)."
+    } >"$ING_PCT_TABLE"
+    q -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" >/dev/null
+}
+
 section_ingest() {
     section "fast ingest"
     if [ "$have_ext" != 1 ] || ! have_am lsh || ! have_fn minhash_lsh_clean_pending_list; then
@@ -79,45 +106,32 @@ section_ingest() {
       -c "INSERT INTO ingest SELECT id, cluster, body, sig FROM docs" \
       -c "CREATE INDEX IF NOT EXISTS docs_extra_id ON docs_extra (id)" \
       -c "VACUUM ANALYZE ingest" -c "VACUUM ANALYZE docs_extra" >/dev/null
-    local b r
-    read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_params(0.5, 128)")
     tbl_start "Fast ingest: $EXTRA rows inserted into a table of $ROWS+ documents (id primary key, body, sig), INSERT ... SELECT of $INGEST_BATCH rows per statement and transaction" \
         "indexes besides the primary key|rows before|rows/s (wall)|rows/s (backend CPU)|CPU µs/row|x PK only (CPU)|WAL bytes/row|then merge what is pending: CPU, WAL|x PK only (CPU, with that merge)"
     ING_CPU_0=""
     ingest_config "none (primary key only)" 0 ""
 
-    q -c "CREATE INDEX ingest_gin ON ingest USING gin (minhash_bands(sig, $b, $r)) WITH (fastupdate = off)" >/dev/null
-    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate off" 1 ""
-    q -c "ALTER INDEX ingest_gin SET (fastupdate = on)" >/dev/null
-    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate on" 2 "SELECT gin_clean_pending_list('ingest_gin');"
-    q -c "DROP INDEX ingest_gin" >/dev/null
-
     q -c "CREATE INDEX ingest_lsh ON ingest USING lsh (sig) WITH (threshold = 0.5, fastupdate = off)" >/dev/null
-    ingest_config "lsh (sig), fastupdate off" 3 ""
+    local b r
+    read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_stats('ingest_lsh')")
+    ingest_config "lsh (sig) WITH (threshold = 0.5): $b bands of $r, fastupdate off" 1 ""
     q -c "ALTER INDEX ingest_lsh SET (fastupdate = on)" >/dev/null
-    ingest_config "lsh (sig), fastupdate on" 4 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    ingest_config "lsh (sig) WITH (threshold = 0.5), fastupdate on" 2 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    ingest_pending_queries
+
+    q -c "DROP INDEX ingest_lsh" >/dev/null
+    q -c "CREATE INDEX ingest_gin ON ingest USING gin (minhash_bands(sig, $b, $r)) WITH (fastupdate = off)" >/dev/null
+    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate off" 3 ""
+    q -c "ALTER INDEX ingest_gin SET (fastupdate = on)" >/dev/null
+    ingest_config "GIN (minhash_bands(sig, $b, $r)), fastupdate on" 4 "SELECT gin_clean_pending_list('ingest_gin');"
+    q -c "DROP INDEX ingest_gin" >/dev/null
     if [ "$(q -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
         tbl_row "pgvector HNSW|not available: pgvector is not installed here (no package for this PostgreSQL in scripts/install-deps.sh)|-|-|-|-|-|-|-"
     fi
-    tbl_note "CPU: the inserting backend's (/proc/self/schedstat), which the machine's other load does not inflate; wall: the server's clock around all batches. x PK only: the primary-key-only CPU per row divided by this row's (the issue's target for lsh fastupdate on: >= 0.3). WAL: pg_current_wal_insert_lsn() before and after, after a CHECKPOINT (so it includes the first-touch full-page images). Pending lists merge during the inserts whenever they pass their limit (gin_pending_list_limit / minhash.lsh_pending_list_limit, 4MB each); the last column adds the merge of what is left (gin_clean_pending_list / minhash_lsh_clean_pending_list). Cluster: synchronous_commit = off, shared_buffers as the scale's."
+    tbl_note "CPU: the inserting backend's (/proc/self/schedstat), which the machine's other load does not inflate; wall: the server's clock around all batches. x PK only: the primary-key-only CPU per row divided by this row's (the issue's target for lsh fastupdate on: >= 0.3). WAL: pg_current_wal_insert_lsn() before and after, after a CHECKPOINT (so it includes the first-touch full-page images). Pending lists merge during the inserts whenever they pass their limit (gin_pending_list_limit / minhash.lsh_pending_list_limit, 4MB each); the last column adds the merge of what is left (gin_clean_pending_list / minhash_lsh_clean_pending_list). Cluster: synchronous_commit = off, shared_buffers as the scale's. Rows before: each configuration inserts into the table as the previous one left it."
     tbl_end
-
-    # `%` with an empty and with a full pending list (just below its limit).
-    q -c "ANALYZE ingest" >/dev/null
-    local fill slot
-    slot=$(q -c "SELECT 8 + 4 * 128")
-    fill=$(calc "int(4096 * 1024 / $slot)")
-    [ "$fill" -gt "$EXTRA" ] && fill=$EXTRA
-    tbl_start "\`%\` (t = 0.5) through the lsh index of ingest with fastupdate on: CPU per query, $NREC queries" \
-        "pending rows|CPU ms/query|rows/query|planner cost of the index scan"
-    local pr cr
-    pr=$(ingest_pct_cpu) || pr="- -"
-    tbl_row "$(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')")|$(fmt %.3f "${pr% *}")|$(fmt %.2f "${pr#* }")|$(ingest_pct_cost)"
-    q -c "INSERT INTO ingest SELECT id + 500000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
-    q -c "ANALYZE ingest" >/dev/null
-    pr=$(ingest_pct_cpu) || pr="- -"
-    tbl_row "$(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')")|$(fmt %.3f "${pr% *}")|$(fmt %.2f "${pr#* }")|$(ingest_pct_cost)"
-    tbl_note "The pending rows are verified one by one by every scan (their signatures read from the index's data pages), so a full list adds their count x one Jaccard comparison to each query; the planner's cost includes them (lsh_cost.cpp)."
-    tbl_end
+    cat "$ING_PCT_TABLE"
+    cat "$ING_PCT_TABLE" >>"$RESULTS/report.md"
+    rm -f "$ING_PCT_TABLE"
     q -c "DROP TABLE ingest" >/dev/null
 }
