@@ -19,11 +19,15 @@
  */
 #include "pg/pg_prelude.h"
 
+#include <type_traits>
+
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
+#include "pg/compat.h"
 
 extern "C" {
 #include "access/htup_details.h"
+#include "storage/bufmgr.h"
 #include "utils/rel.h"
 }
 
@@ -274,6 +278,66 @@ lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 }
 
 /*
+ * The buffers this backend last found metapages in (shared buffers only), so
+ * that reading a metapage again pins it with ReadRecentBuffer: no block-count
+ * lookup (an lseek) on every insert, scan and merge step. The hint is only a
+ * hint: ReadRecentBuffer checks that the buffer still holds block 0 of this
+ * relation file, which also proves that the index has a metapage.
+ */
+#define LSH_META_HINTS 8
+
+typedef struct LshMetaHint
+{
+	std::remove_reference<decltype(MH_REL_LOCATOR((Relation) NULL))>::type locator;
+	Buffer		buffer;
+} LshMetaHint;
+
+static LshMetaHint meta_hints[LSH_META_HINTS];
+static int	meta_hints_next;
+
+static Buffer
+meta_recent(Relation index)
+{
+	if (RelationUsesLocalBuffers(index))
+		return InvalidBuffer;
+	for (int i = 0; i < LSH_META_HINTS; i++)
+	{
+		LshMetaHint *h = &meta_hints[i];
+
+		if (BufferIsValid(h->buffer) &&
+			memcmp(&h->locator, &MH_REL_LOCATOR(index), sizeof(h->locator)) == 0)
+		{
+			if (ReadRecentBuffer(MH_REL_LOCATOR(index), MAIN_FORKNUM, LSH_METAPAGE_BLKNO, h->buffer))
+				return h->buffer;
+			h->buffer = InvalidBuffer;
+			return InvalidBuffer;
+		}
+	}
+	return InvalidBuffer;
+}
+
+static void
+meta_remember(Relation index, Buffer buf)
+{
+	LshMetaHint *h = NULL;
+
+	if (RelationUsesLocalBuffers(index))
+		return;
+	for (int i = 0; i < LSH_META_HINTS && h == NULL; i++)
+	{
+		if (memcmp(&meta_hints[i].locator, &MH_REL_LOCATOR(index), sizeof(meta_hints[i].locator)) == 0)
+			h = &meta_hints[i];
+	}
+	if (h == NULL)
+	{
+		h = &meta_hints[meta_hints_next];
+		meta_hints_next = (meta_hints_next + 1) % LSH_META_HINTS;
+	}
+	h->locator = MH_REL_LOCATOR(index);
+	h->buffer = buf;
+}
+
+/*
  * Pin and lock the metapage, checking that it is one and that its parameters
  * and links are sane: every reader sizes slots, band slices and page offsets
  * from them, so a damaged value would send it outside a page or a signature.
@@ -287,9 +351,14 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	const LshMetaPageData *m;
 	const char *problem;
 
-	if (RelationGetNumberOfBlocks(index) == 0)
-		lsh_corrupted(index, "no metapage", LSH_METAPAGE_BLKNO);
-	buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
+	buf = meta_recent(index);
+	if (!BufferIsValid(buf))
+	{
+		if (RelationGetNumberOfBlocks(index) == 0)
+			lsh_corrupted(index, "no metapage", LSH_METAPAGE_BLKNO);
+		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
+		meta_remember(index, buf);
+	}
 	LockBuffer(buf, mode);
 	page = BufferGetPage(buf);
 	problem = lsh_page_problem(page, LSH_PAGE_META, -1, NULL);
