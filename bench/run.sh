@@ -149,11 +149,13 @@ SCRATCH_KEEP=$keep
 # 10m: the cluster holds about 30 GB (table, WAL, index): under /var/tmp
 # unless SCRATCH_PARENT says otherwise.
 [ "$big" = 1 ] && SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
+# ... and keeps its WAL to about 2 GB (checkpoints recycle it) rather than 8.
+WALMAX=8GB; [ "$big" = 1 ] && WALMAX=2GB
 scratch_dir bench
 scratch_cluster pg \
     "shared_buffers = $SHARED" "maintenance_work_mem = 1GB" "work_mem = 64MB" \
     "max_parallel_workers_per_gather = 0" "max_parallel_maintenance_workers = 0" \
-    "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
+    "jit = off" "autovacuum = off" "max_wal_size = $WALMAX" "checkpoint_timeout = 1h" \
     "synchronous_commit = off"
 
 {
