@@ -176,7 +176,9 @@ build_report() {
     local anon hwm
     anon=$(grep -o 'RssAnon:=[0-9]*' "$out.progress" | cut -d= -f2 | sort -n | tail -n 1 || true)
     hwm=$(grep -o 'VmHWM:=[0-9]*' "$out.progress" | cut -d= -f2 | sort -n | tail -n 1 || true)
-    tbl_note "Whole build: $(fmt %.1f "$B_WALL") s wall, $(fmt %.1f "$B_CPU") s backend CPU (single process, maintenance_work_mem = $(q -c "SHOW maintenance_work_mem")). Peak of the building backend, sampled: RssAnon $(fmt %.0f "$(calc "${anon:-0} / 1024")") MB (private memory: the sort), VmHWM $(fmt %.0f "$(calc "${hwm:-0} / 1024")") MB (resident high-water mark, shared buffers it touched included). Phase times are first-to-next sample, so ±1 s. The phases' samples: ${out#$root/}.progress."
+    local mem="The build ended before the first sample (one a second): no phases or memory."
+    [ -n "$anon" ] && mem="Peak of the building backend, sampled: RssAnon $(fmt %.0f "$(calc "$anon / 1024")") MB (private memory: the sort), VmHWM $(fmt %.0f "$(calc "${hwm:-0} / 1024")") MB (resident high-water mark, shared buffers it touched included). Phase times are first-to-next sample, so ±1 s. The phases' samples: ${out#$root/}.progress."
+    tbl_note "Whole build: $(fmt %.1f "$B_WALL") s wall, $(fmt %.1f "$B_CPU") s backend CPU (single process, maintenance_work_mem = $(q -c "SHOW maintenance_work_mem")). $mem"
     local sortlog
     sortlog=$(grep -E 'sort.* ended|performsort of|finished writing run|switching to external|begin datum sort' "$out.trace" | sed -E 's/^[A-Z]+: +//' | tail -n 6 | tr '\n' ';' || true)
     [ -n "$sortlog" ] && tbl_note "trace_sort (last lines): $sortlog"
