@@ -144,7 +144,7 @@ index_rum() {
 build_monitored() {
     local name=$1 sql=$2 out=$RESULTS/build_$1 bg pid="" r
     : >"$out.progress"
-    PGOPTIONS="-c application_name=bench_build_$name -c trace_sort=on -c client_min_messages=log" \
+    PGAPPNAME=bench_build_$name PGOPTIONS="-c trace_sort=on -c client_min_messages=log" \
         sql_cpu "$sql" >"$out.cpu" 2>"$out.trace" &
     bg=$!
     while kill -0 "$bg" 2>/dev/null; do

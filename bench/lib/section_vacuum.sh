@@ -17,7 +17,7 @@ section_vacuum() {
     del=$(sql_cpu "DELETE FROM docs WHERE id % 10 = 0")
     ndel=$(q -c "SELECT $ROWS - count(*) FROM docs")
     tbl_row "DELETE FROM docs WHERE id % 10 = 0|$(fmt %.1f "${del#* }")|$(fmt %.1f "${del% *}")|-|$ndel rows"
-    vac=$(PGOPTIONS="-c application_name=bench_vacuum" sql_cpu "VACUUM docs")
+    vac=$(PGAPPNAME=bench_vacuum sql_cpu "VACUUM docs")
     after=$(q -c "SELECT pg_relation_size('docs_sig_lsh')")
     tbl_row "VACUUM docs|$(fmt %.1f "${vac#* }")|$(fmt %.1f "${vac% *}")|$(fmt %.1f "$(calc "$after / 1048576")")|heap and every index (the primary key's too), one process"
     # The same recall batch as the queries section, on the queries whose row survived.
