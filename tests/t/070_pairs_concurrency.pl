@@ -130,16 +130,22 @@ SET work_mem = '64kB';
 \echo started
 SELECT count(*) FROM minhash_similar_pairs('same_idx', 'id');
 });
+my $walking = "pid = $pid AND state = 'active' AND query LIKE '%minhash_similar_pairs%'";
+$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM pg_stat_activity WHERE $walking")
+  or die 'the walk did not start';
+# one sampling session (no psql start per sample, which is slow on a loaded
+# machine): each query asks for a memory dump while the walk is active
+my $sampler = $node->background_psql('postgres');
 my $samples = 0;
-for (1 .. 600)
+for (1 .. 1200)
 {
-	my $state = $node->safe_psql('postgres',
-		"SELECT state FROM pg_stat_activity WHERE pid = $pid AND query LIKE '%minhash_similar_pairs%'");
-	last unless $state eq 'active';
-	$node->safe_psql('postgres', "SELECT pg_log_backend_memory_contexts($pid)");
+	my $asked = $sampler->query_safe(
+		"SELECT count(pg_log_backend_memory_contexts(pid)) FROM pg_stat_activity WHERE $walking");
+	last unless $asked eq '1';
 	$samples++;
-	usleep(100_000);
+	usleep(50_000);
 }
+$sampler->quit;
 # waits for the walk to finish; its output comes first
 my $out = $walker->query_safe("SELECT 'over'");
 $walker->quit;
