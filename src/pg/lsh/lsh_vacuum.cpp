@@ -139,12 +139,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	{
 		opaque->count -= freed;
 		wmeta->nslots -= freed;
-		if (!(opaque->flags & LSH_IN_FREELIST))
-		{
-			opaque->flags |= LSH_IN_FREELIST;
-			opaque->next = wmeta->free_head;
-			wmeta->free_head = blkno;
-		}
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	else
@@ -173,13 +168,9 @@ lsh_reclaim_new_page(Relation index, BlockNumber blkno)
 		GenericXLogState *state = GenericXLogStart(index);
 		LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		LshPageOpaque opaque;
 
 		lsh_init_data_page(page, wmeta->num_perm);
-		opaque = LshPageGetOpaque(page);
-		opaque->flags |= LSH_IN_FREELIST;
-		opaque->next = wmeta->free_head;
-		wmeta->free_head = blkno;
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
