@@ -127,7 +127,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	opaque = LshPageGetOpaque(page);
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
-		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+		LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 
 		if (slot->state == LSH_SLOT_DEAD)
 		{
