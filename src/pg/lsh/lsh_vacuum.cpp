@@ -85,16 +85,11 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 		return 0;
 
 	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
+	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
-		uint32		rowid = lsh_leaf_rowid(page, i);
-
-		if (!DEAD_TEST(dead, nbits, rowid))
-		{
-			e[kept].key = lsh_leaf_key(page, i);
-			e[kept].value = rowid;
-			kept++;
-		}
+		if (!DEAD_TEST(dead, nbits, e[i].value))
+			e[kept++] = e[i];
 	}
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
