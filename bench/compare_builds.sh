@@ -2,7 +2,8 @@
 # Two builds of the current version side by side (e.g. a refactoring against
 # the commit it started from): the backend CPU of `%` queries, ORDER BY <%>
 # LIMIT 10 queries, one all-pairs call, one VACUUM and one minhash_lsh_check
-# on the same table, alternating the builds round by round.
+# on the same table, alternating the builds (and which one goes first)
+# round by round.
 #
 #   bash bench/compare_builds.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
 #
@@ -94,7 +95,10 @@ SQL
 echo "rows=$rows rounds=$rounds base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$SCRATCH/rounds.txt
 for r in $(seq 1 "$rounds"); do
-    for b in base new; do
+    # the order alternates: neither build always runs first in a round
+    order="base new"
+    [ $((r % 2)) -eq 0 ] && order="new base"
+    for b in $order; do
         echo "round $r $b $(measure "$b" "$b")" | tee -a "$out"
     done
 done

@@ -431,6 +431,7 @@ void		lsh_notice_format1(Relation index);
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+void		lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno);
 LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
 							 BlockNumber blkno, const char **problem = NULL);
 

@@ -363,7 +363,6 @@ check_pairs(LshChecker *c)
 			uint32		rowid = (uint32) ((uint64) blkno * spp + s);
 			int			i = 0;
 			Size		j = 0;
-
 			const char *sproblem;	/* listed by check_pages */
 
 			if (c->slotstate[rowid] == LSH_SLOT_FREE)

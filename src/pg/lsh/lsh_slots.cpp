@@ -32,6 +32,23 @@ lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
 }
 
 /*
+ * Put data page page (block blkno), which has a free slot, on the free-slot
+ * list whose head is *head (the metapage's free_head, changed in the same WAL
+ * record), unless it is on it already.
+ */
+void
+lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (opaque->flags & LSH_IN_FREELIST)
+		return;
+	opaque->flags |= LSH_IN_FREELIST;
+	opaque->next = *head;
+	*head = blkno;
+}
+
+/*
  * The slot reader: slot `slot` of data page `page` (block blkno of index,
  * read through a checked walk or checked by the caller), itself checked: an
  * invalid state or heap TID is damage (XX002). Every reader of stored

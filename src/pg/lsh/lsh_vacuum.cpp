@@ -85,16 +85,11 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 		return 0;
 
 	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
+	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
-		uint32		rowid = lsh_leaf_rowid(page, i);
-
-		if (!DEAD_TEST(dead, nbits, rowid))
-		{
-			e[kept].key = lsh_leaf_key(page, i);
-			e[kept].value = rowid;
-			kept++;
-		}
+		if (!DEAD_TEST(dead, nbits, e[i].value))
+			e[kept++] = e[i];
 	}
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
@@ -127,7 +122,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	opaque = LshPageGetOpaque(page);
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
-		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+		LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 
 		if (slot->state == LSH_SLOT_DEAD)
 		{
@@ -139,12 +134,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	{
 		opaque->count -= freed;
 		wmeta->nslots -= freed;
-		if (!(opaque->flags & LSH_IN_FREELIST))
-		{
-			opaque->flags |= LSH_IN_FREELIST;
-			opaque->next = wmeta->free_head;
-			wmeta->free_head = blkno;
-		}
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	else
@@ -173,13 +163,9 @@ lsh_reclaim_new_page(Relation index, BlockNumber blkno)
 		GenericXLogState *state = GenericXLogStart(index);
 		LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		LshPageOpaque opaque;
 
 		lsh_init_data_page(page, wmeta->num_perm);
-		opaque = LshPageGetOpaque(page);
-		opaque->flags |= LSH_IN_FREELIST;
-		opaque->next = wmeta->free_head;
-		wmeta->free_head = blkno;
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
