@@ -227,16 +227,10 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	{
 		Buffer		buf;
 		Page		page;
-		const char *problem;
 
 		mh_vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		/* never rewrite a damaged page as if it were sound */
-		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, &params);
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
+		/* checked: never rewrite a damaged page as if it were sound */
+		buf = lsh_read_block(index, blkno, BUFFER_LOCK_EXCLUSIVE, info->strategy, &params, &page);
 		if (PageIsNew(page))
 			new_pages.push(blkno);
 		else if (LshPageType(page) == LSH_PAGE_DATA)
@@ -253,26 +247,30 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (dead_pages.n > 0 && leftmost != InvalidBlockNumber)
 	{
-		BlockNumber blkno = leftmost;
 		LshWalk		w;
+		LshCursor	cur;
 
-		/* a cycle ends at the walk's bound; interrupts are served between leaves */
+		/*
+		 * The leaves, EXCLUSIVE, each under the metapage SHARE lock (lock
+		 * order: metapage first). Pruning rewrites a leaf from its entries:
+		 * the cursor's checks keep it from rewriting a damaged one. A cycle
+		 * ends at the walk's bound; interrupts are served between leaves.
+		 */
 		lsh_walk_init(&w, index, info->strategy);
-		lsh_walk_expect_low(&w, true, 0);	/* the leftmost leaf's range starts at key 0 */
-		while (blkno != InvalidBlockNumber)
+		lsh_cursor_level(&cur, &w, leftmost, BUFFER_LOCK_EXCLUSIVE, 0);
+		for (;;)
 		{
-			Buffer		buf;
-			Page		page;
+			bool		more;
 
 			mh_vacuum_delay_point();
 			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-			/* pruning rewrites the leaf from its entries: never from a damaged one */
-			buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
-								InvalidBlockNumber, &page);
-			lsh_prune_leaf(index, buf, dead, nbits);
-			blkno = lsh_walk_right(&w, page);
-			UnlockReleaseBuffer(buf);
+			more = lsh_cursor_next(&cur);
+			if (more)
+				lsh_prune_leaf(index, cur.buf, dead, nbits);
+			lsh_cursor_release(&cur);
 			UnlockReleaseBuffer(metabuf);
+			if (!more)
+				break;
 		}
 
 		for (Size i = 0; i < dead_pages.n; i++)
