@@ -25,8 +25,10 @@ rows=${1:-50000}
 V10=${V10:-14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
-command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
-    { echo "build_callgrind.sh: valgrind is missing (scripts/install-deps.sh valgrind)" >&2; exit 1; }
+if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+    echo "build_callgrind.sh: valgrind is missing (scripts/install-deps.sh valgrind)" >&2
+    exit 1
+fi
 bindir=$("$PG_CONFIG" --bindir)
 # shellcheck source=scripts/pgcluster.sh
 . scripts/pgcluster.sh
