@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The minhash benchmark (`make bench`).
 #
-#   bash bench/run.sh [--scale 10k|100k|1m|10k-long|100k-long|1m-long] [--smoke] [--no-plots]
+#   bash bench/run.sh [--scale 10k|100k|1m|10m|10k-long|100k-long|1m-long] [--smoke] [--no-plots]
 #                     [--profile] [--keep] [--sections "index forest"]
 #
 # Builds the extension and bench/'s programs (CMake, build/core), generates (or reuses) the
@@ -16,12 +16,22 @@
 # (minhash-gen docs --long: mail- and web-like text, TOASTed in PostgreSQL)
 # and runs only the signature section on them (bench/lib/section_toast.sh):
 # pglz, lz4 and uncompressed out-of-line storage side by side.
+# --scale 10m (issue 13): 10,000,000 documents of the normal generator,
+# streamed (minhash-gen --join 0: planted pairs only as the truth, no corpus
+# in memory), loaded by one COPY computing the signatures, and by default
+# only the sections that scale (index queries allpairs vacuum): no baskets,
+# no sequential-scan, GIN, pg_trgm or RUM baselines, no self-join, no
+# inserts (see BENCHMARKS.md "10M rows" for times and disk).
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
 # --profile: also perf-profile the signature scan and the index queries.
+# --rows N: the scale's settings and code path on N rows instead (to try
+#   the 10m path quickly: --scale 10m --rows 20000).
 # --keep: leave the scratch cluster's directory behind (for inspection).
 # --sections LIST: run only these sections (space- or comma-separated, of
-#   truth throughput index queries allpairs targets forest ingest profile plots) after
-#   loading the data; "forest" needs "index" (its indexes). Default: all.
+#   truth throughput index queries allpairs targets forest vacuum ingest profile plots)
+#   after loading the data; "forest" and "vacuum" need "index" (its indexes).
+#   Default: all but vacuum (which deletes 10% of the rows); at 10m
+#   "index queries allpairs vacuum".
 # A section whose feature has not been built prints "not available: ...".
 # Tables also go to bench/results/<scale>/report.md.
 set -euo pipefail
@@ -29,16 +39,17 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 bench=$root/bench
 
-scale=10k smoke=0 plots=1 keep=0 profile=0 sections=all
+scale=10k smoke=0 plots=1 keep=0 profile=0 sections=all rows_override=""
 while [ $# -gt 0 ]; do
     case "$1" in
-    --scale) scale=${2:?--scale needs 10k, 100k, 1m or one of them with -long}; shift 2 ;;
+    --scale) scale=${2:?--scale needs 10k, 100k, 1m, 10m or one of the first three with -long}; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --no-plots) plots=0; shift ;;
     --keep) keep=1; shift ;;
+    --rows) rows_override=${2:?--rows needs a number}; shift 2 ;;
     --profile) profile=1; shift ;;
     --sections) sections=" ${2//,/ } "; shift 2 ;;
-    *) echo "usage: bench/run.sh [--scale 10k|100k|1m|10k-long|100k-long|1m-long] [--smoke] [--no-plots] [--profile] [--keep] [--sections LIST]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--scale 10k|100k|1m|10m|10k-long|100k-long|1m-long] [--smoke] [--no-plots] [--profile] [--keep] [--rows N] [--sections LIST]" >&2; exit 2 ;;
     esac
 done
 [ "$smoke" = 1 ] && scale=10k
@@ -51,20 +62,24 @@ case "$scale" in
 10k)  ROWS=10000;   NQ=1000; NREC=1000; NREC_SLOW=200; NREC_TRGM=50; PGB_SECS=10; SHARED=256MB ;;
 100k) ROWS=100000;  NQ=1000; NREC=1000; NREC_SLOW=50;  NREC_TRGM=5;  PGB_SECS=10; SHARED=1GB ;;
 1m)   ROWS=1000000; NQ=1000; NREC=1000; NREC_SLOW=20;  NREC_TRGM=0;  PGB_SECS=15; SHARED=4GB ;;
+10m)  ROWS=10000000; NQ=1000; NREC=1000; NREC_SLOW=0;  NREC_TRGM=0;  PGB_SECS=15; SHARED=6GB ;;
 *) echo "unknown scale: $scale" >&2; exit 2 ;;
 esac
+[ -n "$rows_override" ] && ROWS=$rows_override
 CORE_MIN_TIME=0.5
 PLOT_BUDGET_S=20
 if [ "$smoke" = 1 ]; then
     NQ=200; NREC=200; NREC_SLOW=50; NREC_TRGM=10; PGB_SECS=2; CORE_MIN_TIME=0.1; PLOT_BUDGET_S=0.5
 fi
 EXTRA=$((ROWS / 20))   # rows inserted after the index build (then deleted again)
+# 10m: no insert test (at 2,700 rows/s its 500k rows alone would take minutes).
+big=0; [ "$scale" = 10m ] && { big=1; EXTRA=0; }
 label=$scale; [ "$smoke" = 1 ] && label=smoke
 if [ "$long" = 1 ]; then
     label=$scale-long; EXTRA=0; plots=0
     SHARED=$([ "$ROWS" -ge 1000000 ] && echo 6GB || echo 1GB)
 fi
-export ROWS NQ NREC NREC_SLOW NREC_TRGM PGB_SECS EXTRA CORE_MIN_TIME PLOT_BUDGET_S smoke scale label
+export ROWS NQ NREC NREC_SLOW NREC_TRGM PGB_SECS EXTRA CORE_MIN_TIME PLOT_BUDGET_S smoke scale label big
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
@@ -111,11 +126,17 @@ section "data ($ROWS rows + $EXTRA for inserts)"
 gen=$BENCH_BIN/minhash-gen
 stale=0
 files="docs truth baskets baskets_truth perms"; [ "$long" = 1 ] && files=docs
+[ "$big" = 1 ] && files="docs truth"
 for f in $files; do
     if [ ! -s "$DATA/$f.tsv" ] || [ "$gen" -nt "$DATA/$f.tsv" ]; then stale=1; fi
 done
 if [ "$stale" = 1 ] && [ "$long" = 1 ]; then
     "$gen" docs --long --rows "$ROWS" --out "$DATA/docs.tsv"
+elif [ "$stale" = 1 ] && [ "$big" = 1 ]; then
+    # Streamed: about 9 GB of text; files renamed into place once complete.
+    "$gen" docs --rows "$ROWS" --join 0 --out "$DATA/docs.tsv.part" --truth "$DATA/truth.tsv.part"
+    mv "$DATA/truth.tsv.part" "$DATA/truth.tsv"
+    mv "$DATA/docs.tsv.part" "$DATA/docs.tsv"
 elif [ "$stale" = 1 ]; then
     "$gen" docs --rows $((ROWS + EXTRA)) --out "$DATA/docs.tsv" --truth "$DATA/truth.tsv"
     "$gen" baskets --rows "$ROWS" --out "$DATA/baskets.tsv" --truth "$DATA/baskets_truth.tsv"
@@ -125,11 +146,16 @@ fi
 # shellcheck source=scripts/pgcluster.sh
 . scripts/pgcluster.sh
 SCRATCH_KEEP=$keep
+# 10m: the cluster holds about 30 GB (table, WAL, index): under /var/tmp
+# unless SCRATCH_PARENT says otherwise.
+[ "$big" = 1 ] && SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
+# ... and keeps its WAL to about 2 GB (checkpoints recycle it) rather than 8.
+WALMAX=8GB; [ "$big" = 1 ] && WALMAX=2GB
 scratch_dir bench
 scratch_cluster pg \
     "shared_buffers = $SHARED" "maintenance_work_mem = 1GB" "work_mem = 64MB" \
     "max_parallel_workers_per_gather = 0" "max_parallel_maintenance_workers = 0" \
-    "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
+    "jit = off" "autovacuum = off" "max_wal_size = $WALMAX" "checkpoint_timeout = 1h" \
     "synchronous_commit = off"
 
 {
@@ -149,9 +175,10 @@ if [ "$long" = 1 ]; then
     exit 0
 fi
 
-# wanted NAME: whether --sections (default: every section) includes NAME.
-wanted() { [ "$sections" = all ] || [[ "$sections" == *" $1 "* ]]; }
-load_data
+# wanted NAME: whether --sections (default: every section but vacuum) includes NAME.
+[ "$sections" = all ] && [ "$big" = 1 ] && sections=" index queries allpairs vacuum "
+wanted() { { [ "$sections" = all ] && [ "$1" != vacuum ]; } || [[ "$sections" == *" $1 "* ]]; }
+if [ "$big" = 1 ]; then load_data_big; else load_data; fi
 wanted truth && check_truth
 wanted throughput && section_throughput
 wanted index && section_index
@@ -159,6 +186,7 @@ wanted queries && section_queries
 wanted allpairs && section_allpairs
 wanted targets && section_targets
 wanted forest && section_forest
+wanted vacuum && section_vacuum
 wanted ingest && section_ingest
 [ "$profile" = 1 ] && wanted profile && section_profile
 [ "$plots" = 1 ] && wanted plots && section_plots

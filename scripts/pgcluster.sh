@@ -9,7 +9,8 @@
 # Sourced by a script that needs a scratch directory (and clusters in it)
 # that disappears however the script ends:
 #   . scripts/pgcluster.sh
-#   scratch_dir NAME              SCRATCH=$(mktemp -d /tmp/minhash-NAME.XXXXXX),
+#   scratch_dir NAME              SCRATCH=$(mktemp -d /tmp/minhash-NAME.XXXXXX)
+#                                 (or under $SCRATCH_PARENT instead of /tmp),
 #                                 owned by postgres, and the clean-up armed:
 #                                 on exit, failure, Ctrl-C or TERM, the
 #                                 clusters started by scratch_cluster are
@@ -38,7 +39,7 @@ if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 
     scratch_dir() {
         local name=${1:?usage: scratch_dir NAME}
-        SCRATCH=$(mktemp -d "/tmp/minhash-$name.XXXXXX")
+        SCRATCH=$(mktemp -d "${SCRATCH_PARENT:-/tmp}/minhash-$name.XXXXXX")
         chmod 755 "$SCRATCH"
         chown postgres: "$SCRATCH" 2>/dev/null || true
         trap _scratch_cleanup EXIT

@@ -114,14 +114,14 @@ std::string render_basket(const std::vector<int> &items) {
 
 }  // namespace
 
-Corpus make_documents(const CorpusOptions &opt) {
+void for_each_document_cluster(const CorpusOptions &opt,
+                               const std::function<void(int32_t, const std::vector<std::string> &)> &emit) {
     const Vocabulary vocab(50000, 1.0, opt.seed ^ 0x766f636162ULL);
     Rng rng(opt.seed);
-    Corpus c;
-    c.rows.reserve(opt.rows);
-    c.cluster.reserve(opt.rows);
+    int64_t rows = 0;
     int32_t cluster = 0;
-    while (static_cast<int64_t>(c.rows.size()) < opt.rows) {
+    std::vector<std::string> bodies;
+    while (rows < opt.rows) {
         ++cluster;
         const int size = draw_cluster_size(rng, opt);
         std::vector<Document> members{base_document(rng, vocab)};
@@ -129,12 +129,26 @@ Corpus make_documents(const CorpusOptions &opt) {
             const Document &src = rng.chance(0.7) ? members[0] : members[rng.range(0, v - 1)];
             members.push_back(edit_paragraphs(src, draw_target(rng), rng, vocab, true));
         }
+        bodies.clear();
         for (const Document &d : members) {
-            if (static_cast<int64_t>(c.rows.size()) == opt.rows) break;
-            c.rows.push_back(render(d, rng, vocab));
+            if (rows == opt.rows) break;
+            bodies.push_back(render(d, rng, vocab));
+            ++rows;
+        }
+        emit(cluster, bodies);
+    }
+}
+
+Corpus make_documents(const CorpusOptions &opt) {
+    Corpus c;
+    c.rows.reserve(opt.rows);
+    c.cluster.reserve(opt.rows);
+    for_each_document_cluster(opt, [&](int32_t cluster, const std::vector<std::string> &bodies) {
+        for (const std::string &b : bodies) {
+            c.rows.push_back(b);
             c.cluster.push_back(cluster);
         }
-    }
+    });
     return c;
 }
 

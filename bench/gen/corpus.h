@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ struct CorpusOptions {
 // neighbouring words (seed 000's permutations, locally), and paragraph
 // shuffles.
 Corpus make_documents(const CorpusOptions &opt);
+
+// The same documents, one cluster at a time (its id and its rows' bodies, in
+// row order), without holding the corpus: for corpora larger than memory
+// (the 10m scale). make_documents is this, collected.
+void for_each_document_cluster(const CorpusOptions &opt,
+                               const std::function<void(int32_t, const std::vector<std::string> &)> &emit);
 
 // Long documents (long_docs.cpp): mail- and web-page-like text of 2-4 KB
 // (headers, wrapped and quoted paragraphs, lists, links, signatures), the

@@ -1,6 +1,7 @@
 // minhash-gen: writes the benchmark's corpora as COPY files.
 //
 //   minhash-gen docs    --rows N [--seed S] --out docs.tsv --truth truth.tsv [--join 0.3]
+//   minhash-gen docs    --rows N [--seed S] --out docs.tsv|- --truth truth.tsv --join 0
 //   minhash-gen docs    --long --rows N [--seed S] --out docs.tsv [--truth truth.tsv]
 //   minhash-gen baskets --rows N [--seed S] --out baskets.tsv --truth truth.tsv
 //   minhash-gen perms   --words 50 --count 20 [--seed S] --out perms.tsv
@@ -11,6 +12,10 @@
 // --long: mail- and web-page-like documents of 2-4 KB (TOASTed in
 // PostgreSQL) instead of short paragraphs; the truth file is optional.
 // perms.tsv: id, body. Output depends only on the arguments.
+// --join 0: no cross-cluster join; the corpus is streamed one cluster at a
+// time (memory independent of --rows, for the 10m scale), --out - writes to
+// stdout (to pipe into COPY), and the truth holds the planted pairs only
+// (the same rows and planted pairs as without --join 0).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +70,7 @@ Args parse(int argc, char **argv) {
 }
 
 FILE *open_out(const std::string &path) {
+    if (path == "-") return stdout;
     FILE *f = std::fopen(path.c_str(), "w");
     if (!f) {
         std::perror(path.c_str());
@@ -85,12 +91,48 @@ void write_rows(const std::string &path, const gen::Corpus &c) {
     std::fclose(f);
 }
 
+void put_truth(FILE *f, const std::vector<gen::TruthPair> &pairs, long long offset = 0) {
+    for (const auto &p : pairs)
+        std::fprintf(f, "%lld\t%lld\t%.6f\t%s\n", static_cast<long long>(p.a) + offset,
+                     static_cast<long long>(p.b) + offset, p.jaccard, p.planted ? "t" : "f");
+}
+
 void write_truth(const std::string &path, const std::vector<gen::TruthPair> &pairs) {
     FILE *f = open_out(path);
-    for (const auto &p : pairs)
-        std::fprintf(f, "%lld\t%lld\t%.6f\t%s\n", static_cast<long long>(p.a), static_cast<long long>(p.b),
-                     p.jaccard, p.planted ? "t" : "f");
+    put_truth(f, pairs);
     std::fclose(f);
+}
+
+// --join 0: documents and their planted pairs, one cluster at a time.
+void stream_documents(const Args &a, const gen::CorpusOptions &opt, const minhash::ShingleSpec &spec) {
+    FILE *out = open_out(a.out);
+    FILE *truth = open_out(a.truth);
+    long long next = 1, pairs = 0;
+    double bytes = 0;
+    int32_t clusters = 0;
+    std::string line;
+    gen::Corpus one;
+    gen::for_each_document_cluster(opt, [&](int32_t cluster, const std::vector<std::string> &bodies) {
+        one.rows = bodies;
+        one.cluster.assign(bodies.size(), cluster);
+        const auto planted = gen::planted_document_pairs(one, spec);
+        put_truth(truth, planted, next - 1);
+        pairs += static_cast<long long>(planted.size());
+        for (const std::string &b : bodies) {
+            line = std::to_string(next++) + '\t' + std::to_string(cluster) + '\t';
+            gen::append_copy_escaped(line, b);
+            line += '\n';
+            std::fwrite(line.data(), 1, line.size(), out);
+            bytes += static_cast<double>(b.size());
+        }
+        clusters = cluster;
+    });
+    if (std::fclose(out) != 0 || std::fclose(truth) != 0) {
+        std::perror("minhash-gen");
+        std::exit(1);
+    }
+    std::fprintf(stderr, "docs (streamed): %lld rows, %d clusters, %.1f MB, %lld planted pairs\n", next - 1,
+                 clusters, bytes / 1e6, pairs);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -105,7 +147,9 @@ int main(int argc, char **argv) {
     gen::CorpusOptions opt;
     opt.rows = a.rows;
     opt.seed = static_cast<uint64_t>(a.seed);
-    if (a.mode == "docs") {
+    if (a.mode == "docs" && !a.long_docs && a.join <= 0) {
+        stream_documents(a, opt, minhash::ShingleSpec{minhash::ShingleUnit::Word, 5});
+    } else if (a.mode == "docs") {
         const gen::Corpus c = a.long_docs ? gen::make_long_documents(opt) : gen::make_documents(opt);
         write_rows(a.out, c);
         if (a.truth.empty()) {

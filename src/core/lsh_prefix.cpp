@@ -64,6 +64,27 @@ uint32_t prefix_band_key(const PrefixLayout &l, const uint32_t *values, int band
     return static_cast<uint32_t>(key << (kPrefixKeyBits - l.prefix_bits[l.encoded]));
 }
 
+void prefix_band_keys(const PrefixLayout &l, const uint32_t *sig, uint32_t *keys) noexcept {
+    // value j's top width[j] bits land at bit 32 - prefix_bits[j + 1] of the
+    // key, the band number at 32 - band_bits: the bits prefix_band_key shifts
+    // in one position at a time (in 64 bits, so that shifts of 32 are defined)
+    int drop[kMaxPrefixDepth];
+    int place[kMaxPrefixDepth];
+    const int enc = l.encoded;
+    for (int j = 0; j < enc; ++j) {
+        drop[j] = 64 - l.width[j];
+        place[j] = kPrefixKeyBits - l.prefix_bits[j + 1];
+    }
+    const int band_place = kPrefixKeyBits - l.band_bits;
+    const uint32_t *values = sig;
+    for (int b = 0; b < l.bands; ++b, values += l.rows) {
+        uint64_t key = static_cast<uint64_t>(b) << band_place;
+        for (int j = 0; j < enc; ++j)
+            key |= (value_hash(values[j], b, j) >> drop[j]) << place[j];
+        keys[b] = static_cast<uint32_t>(key);
+    }
+}
+
 uint32_t lsh_band_key(const PrefixLayout &l, bool prefix_keys, const uint32_t *sig,
                       int band) noexcept {
     const uint32_t *values = sig + static_cast<size_t>(band) * static_cast<size_t>(l.rows);

@@ -37,6 +37,12 @@ PrefixLayout prefix_layout(int bands, int rows) noexcept;
 // so keys agree across architectures).
 uint32_t prefix_band_key(const PrefixLayout &layout, const uint32_t *values, int band) noexcept;
 
+// The keys of all bands of a signature: keys[b] = prefix_band_key(layout,
+// sig + b * rows, b) for b in [0, bands). One pass over the signature, each
+// value's hash placed straight at its bit offset: what a build or an insert
+// computes per row.
+void prefix_band_keys(const PrefixLayout &layout, const uint32_t *sig, uint32_t *keys) noexcept;
+
 // The key of band `band` of a signature (the band is sig[band * rows, (band +
 // 1) * rows)), as an lsh index stores it: with prefix_keys (on-disk version
 // 2) prefix_band_key; else (version 1, minhash 1.0) the band's band_hash

@@ -75,50 +75,47 @@ UpdateFn choose_kernel() {
 
 namespace detail {
 
+namespace {
+
 // Several shingles per pass: each a_i, b_i and sig[i] is loaded once per
 // block instead of once per shingle. A short final block is padded with
-// copies of its first key, which cannot change a minimum.
-void signature_update_portable(const PermutationFamily &family, const uint64_t *hashes, size_t n,
-                               uint32_t *sig) noexcept {
+// copies of its first key, which cannot change a minimum. key_of turns a
+// 64-bit element hash into the family's key, permute_fn is h_i(key).
+template <typename Key, typename KeyOf, typename Permute>
+void update_in_blocks(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                      uint32_t *sig, KeyOf key_of, Permute permute_fn) noexcept {
     constexpr size_t kBlock = 8;
     const int k = clamp_num_perm(family.num_perm);
     for (size_t done = 0; done < n; done += kBlock) {
-        uint32_t x[kBlock];
+        Key x[kBlock];
         const size_t m = std::min(kBlock, n - done);
         for (size_t j = 0; j < kBlock; ++j)
-            x[j] = fold64(hashes[done + (j < m ? j : 0)]);
+            x[j] = key_of(hashes[done + (j < m ? j : 0)]);
         for (int i = 0; i < k; ++i) {
             const uint64_t a = family.a[i];
             const uint64_t b = family.b[i];
             uint32_t v = sig[i];
             for (size_t j = 0; j < kBlock; ++j)
-                v = std::min(v, permute(a, b, x[j]));
+                v = std::min(v, permute_fn(a, b, x[j]));
             sig[i] = v;
         }
     }
 }
 
+}  // namespace
+
+void signature_update_portable(const PermutationFamily &family, const uint64_t *hashes, size_t n,
+                               uint32_t *sig) noexcept {
+    update_in_blocks<uint32_t>(family, hashes, n, sig, fold64, permute);
+}
+
 // The datasketch family: one SHA-1-derived 32-bit key per element, k
-// modular permutations. The same blocking as the native kernel; no SIMD (the
-// SHA-1 per element costs more than the permutations).
+// modular permutations, the same blocking; no SIMD (the SHA-1 per element
+// costs more than the permutations).
 void signature_update_datasketch(const PermutationFamily &family, const uint64_t *hashes,
                                  size_t n, uint32_t *sig) noexcept {
-    constexpr size_t kBlock = 8;
-    const int k = clamp_num_perm(family.num_perm);
-    for (size_t done = 0; done < n; done += kBlock) {
-        uint64_t x[kBlock];
-        const size_t m = std::min(kBlock, n - done);
-        for (size_t j = 0; j < kBlock; ++j)
-            x[j] = hashes[done + (j < m ? j : 0)] & UINT32_MAX;
-        for (int i = 0; i < k; ++i) {
-            const uint64_t a = family.a[i];
-            const uint64_t b = family.b[i];
-            uint32_t v = sig[i];
-            for (size_t j = 0; j < kBlock; ++j)
-                v = std::min(v, datasketch_permute(a, b, x[j]));
-            sig[i] = v;
-        }
-    }
+    update_in_blocks<uint64_t>(
+        family, hashes, n, sig, [](uint64_t h) { return h & UINT32_MAX; }, datasketch_permute);
 }
 
 }  // namespace detail

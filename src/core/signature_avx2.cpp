@@ -83,23 +83,9 @@ __attribute__((target("avx2"))) void signature_update_avx2(const PermutationFami
                                                            const uint64_t *hashes, size_t n,
                                                            uint32_t *sig) noexcept {
     const int k = std::clamp(family.num_perm, kMinNumPerm, kMaxNumPerm);
-    // 16 keys per pass amortise the signature's loads and stores best; small
-    // sets and the tail (an aggregate adds one element per call) use smaller
-    // blocks, so padding wastes at most as much work as is done.
-    size_t done = 0;
-    for (; n - done >= 16; done += 16)
-        update_block<16>(family, k, hashes + done, 16, sig);
-    const size_t rest = n - done;
-    if (rest > 8)
-        update_block<16>(family, k, hashes + done, rest, sig);
-    else if (rest > 4)
-        update_block<8>(family, k, hashes + done, rest, sig);
-    else if (rest > 2)
-        update_block<4>(family, k, hashes + done, rest, sig);
-    else if (rest == 2)
-        update_block<2>(family, k, hashes + done, rest, sig);
-    else if (rest == 1)
-        update_block<1>(family, k, hashes + done, rest, sig);
+    for_each_key_block(hashes, n, [&](auto nb, const uint64_t *keys, size_t m) {
+        update_block<decltype(nb)::value>(family, k, keys, m, sig);
+    });
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/hash.h"
 #include "core/signature.h"
@@ -14,6 +15,31 @@ namespace detail {
 // h_i(x), the definition every kernel must reproduce bit for bit.
 inline uint32_t permute(uint64_t a, uint64_t b, uint32_t x) {
     return static_cast<uint32_t>((a * x + b) >> 32);
+}
+
+// How the vector kernels walk the keys: passes over the signature for 16
+// keys at a time amortise its loads and stores best; the tail (an aggregate
+// adds one element per call) takes one block of 16, 8, 4, 2 or 1 keys, so
+// padding a short block wastes at most as much work as is done.
+// block(std::integral_constant<size_t, NB>{}, keys, m) runs one pass over
+// m <= NB keys.
+template <typename Block>
+inline void for_each_key_block(const uint64_t *hashes, size_t n, Block &&block) {
+    using std::integral_constant;
+    size_t done = 0;
+    for (; n - done >= 16; done += 16)
+        block(integral_constant<size_t, 16>{}, hashes + done, size_t{16});
+    const size_t rest = n - done;
+    if (rest > 8)
+        block(integral_constant<size_t, 16>{}, hashes + done, rest);
+    else if (rest > 4)
+        block(integral_constant<size_t, 8>{}, hashes + done, rest);
+    else if (rest > 2)
+        block(integral_constant<size_t, 4>{}, hashes + done, rest);
+    else if (rest == 2)
+        block(integral_constant<size_t, 2>{}, hashes + done, rest);
+    else if (rest == 1)
+        block(integral_constant<size_t, 1>{}, hashes + done, rest);
 }
 
 // Plain C++ kernel (any architecture).

@@ -136,3 +136,49 @@ TEST(LshPrefix, BandKeyOfEachVersion) {
     // the fold is high half XOR low half
     EXPECT_EQ(fold64(0x0123456789ABCDEFull), 0x01234567u ^ 0x89ABCDEFu);
 }
+
+// The keys of a whole signature in one pass are the per-band keys, for
+// layouts with and without band bits, with unencoded positions (1 x 128) and
+// with 1024 bands of one value.
+TEST(LshPrefix, AllBandKeysAreTheBandKeys) {
+    std::mt19937 rng(11);
+    for (const auto &br : {std::pair{30, 4}, std::pair{12, 10}, std::pair{1, 128}, std::pair{1, 1},
+                           std::pair{7, 3}, std::pair{64, 2}, std::pair{1024, 1}, std::pair{2, 64}}) {
+        const PrefixLayout l = prefix_layout(br.first, br.second);
+        std::vector<uint32_t> sig(static_cast<size_t>(br.first) * br.second);
+        std::vector<uint32_t> keys(br.first);
+        for (int trial = 0; trial < 50; ++trial) {
+            for (auto &v : sig)
+                v = static_cast<uint32_t>(rng());
+            prefix_band_keys(l, sig.data(), keys.data());
+            for (int band = 0; band < br.first; ++band)
+                ASSERT_EQ(keys[band], prefix_band_key(l, sig.data() + band * br.second, band))
+                    << br.first << " x " << br.second << " band " << band;
+        }
+    }
+}
+
+// The on-disk keys of version 2 (minhash 1.1), pinned: values printed by
+// prefix_band_key as of the LSH Forest change, for sig[i] = 0x9E3779B9 * (i + 1).
+TEST(LshPrefix, BandKeysArePinned) {
+    std::vector<uint32_t> sig(128);
+    for (int i = 0; i < 128; ++i)
+        sig[i] = 0x9E3779B9u * static_cast<uint32_t>(i + 1);
+    struct Pin { int bands, rows; uint32_t first, middle, last; };
+    const Pin pins[] = {{30, 4, 0x03D5A67Du, 0x7C73B011u, 0xEF2778C3u},
+                        {12, 10, 0x07AB476Du, 0x69AA2E3Fu, 0xB429A8B0u},
+                        {1, 128, 0x7AB52E8Du, 0x7AB52E8Du, 0x7AB52E8Du},
+                        {64, 2, 0x01EAC6D6u, 0x835E980Eu, 0xFDC8AABFu}};
+    for (const Pin &p : pins) {
+        const PrefixLayout l = prefix_layout(p.bands, p.rows);
+        std::vector<uint32_t> keys(p.bands);
+        prefix_band_keys(l, sig.data(), keys.data());
+        const int mid = p.bands / 2;
+        EXPECT_EQ(prefix_band_key(l, sig.data(), 0), p.first);
+        EXPECT_EQ(prefix_band_key(l, sig.data() + mid * p.rows, mid), p.middle);
+        EXPECT_EQ(prefix_band_key(l, sig.data() + (p.bands - 1) * p.rows, p.bands - 1), p.last);
+        EXPECT_EQ(keys[0], p.first);
+        EXPECT_EQ(keys[mid], p.middle);
+        EXPECT_EQ(keys[p.bands - 1], p.last);
+    }
+}

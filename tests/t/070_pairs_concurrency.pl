@@ -111,10 +111,12 @@ $reader->quit;
 $writer->quit;
 check_clean($node, 't_sig_idx');
 
-# --- memory at work_mem = 64kB over one group of 3000 identical rows ---
+# --- memory at work_mem = 64kB over one group of 5000 identical rows ---
+# (12.5 million pairs: the walk lasts long enough to be sampled several times
+# on a fast machine; 3000 rows once gave only 2 samples)
 $node->safe_psql('postgres', q{
 	CREATE TABLE same (id int, sig minhash);
-	INSERT INTO same SELECT g, fam_sig(0) FROM generate_series(1, 3000) g;
+	INSERT INTO same SELECT g, fam_sig(0) FROM generate_series(1, 5000) g;
 	CREATE INDEX same_idx ON same USING lsh (sig);
 });
 my $walker = $node->background_psql('postgres');
@@ -128,20 +130,26 @@ SET work_mem = '64kB';
 \echo started
 SELECT count(*) FROM minhash_similar_pairs('same_idx', 'id');
 });
+my $walking = "pid = $pid AND state = 'active' AND query LIKE '%minhash_similar_pairs%'";
+$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM pg_stat_activity WHERE $walking")
+  or die 'the walk did not start';
+# one sampling session (no psql start per sample, which is slow on a loaded
+# machine): each query asks for a memory dump while the walk is active
+my $sampler = $node->background_psql('postgres');
 my $samples = 0;
-for (1 .. 600)
+for (1 .. 1200)
 {
-	my $state = $node->safe_psql('postgres',
-		"SELECT state FROM pg_stat_activity WHERE pid = $pid AND query LIKE '%minhash_similar_pairs%'");
-	last unless $state eq 'active';
-	$node->safe_psql('postgres', "SELECT pg_log_backend_memory_contexts($pid)");
+	my $asked = $sampler->query_safe(
+		"SELECT count(pg_log_backend_memory_contexts(pid)) FROM pg_stat_activity WHERE $walking");
+	last unless $asked eq '1';
 	$samples++;
-	usleep(200_000);
+	usleep(50_000);
 }
+$sampler->quit;
 # waits for the walk to finish; its output comes first
 my $out = $walker->query_safe("SELECT 'over'");
 $walker->quit;
-like($out, qr/^4498500\n/, 'the walk at work_mem = 64kB returns every pair of the group once');
+like($out, qr/^12497500\n/, 'the walk at work_mem = 64kB returns every pair of the group once');
 my $log = substr(slurp_file($node->logfile), $log_offset);
 my @totals = $log =~ /Grand total: (\d+) bytes/g;
 my $peak = 0;

@@ -22,6 +22,17 @@ $node->safe_psql('postgres',
 my $stats_cols = 'num_perm, bands, rows, height, pages, data_pages, leaf_pages, '
   . 'internal_pages, live_rows, entries, leaf_fill';
 
+$node->safe_psql('postgres', 'CREATE EXTENSION pageinspect');
+
+# md5 of an index's pages in order, each past its LSN (which the build's WAL sets)
+sub pages_digest
+{
+	my ($index) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT md5(string_agg(md5(substr(get_raw_page('$index', b::int8), 9)), '' ORDER BY b)) "
+		  . "FROM generate_series(0, pg_relation_size('$index') / 8192 - 1) b");
+}
+
 # Runs $sql and returns what the server logged meanwhile.
 sub logged_during
 {
@@ -36,6 +47,7 @@ my $log = logged_during(
 	"SET maintenance_work_mem = '64MB'; CREATE INDEX t_mem ON t USING lsh (sig)");
 unlike($log, qr/temporary file/, 'a build within maintenance_work_mem writes no temporary file');
 my $mem_stats = $node->safe_psql('postgres', "SELECT $stats_cols FROM minhash_lsh_stats('t_mem')");
+my $mem_pages = pages_digest('t_mem');
 $node->safe_psql('postgres', 'DROP INDEX t_mem');
 
 $log = logged_during(
@@ -44,6 +56,11 @@ like($log, qr/LOG:  temporary file: path "[^"]*pgsql_tmp[^"]*", size [1-9]\d*\n[
 	'the build with maintenance_work_mem = 1MB spills its sort to a temporary file');
 my $spill_stats = $node->safe_psql('postgres', "SELECT $stats_cols FROM minhash_lsh_stats('t_spill')");
 is($spill_stats, $mem_stats, 'the spilled build gives the same index as the in-memory one');
+# A serial build sorts per group of adjacent bands, as many groups as
+# maintenance_work_mem has 64 kB for (up to the 30 bands): 30 groups in
+# memory, 16 spilling here. The page images (past their LSN) are the same.
+is(pages_digest('t_spill'), $mem_pages,
+	'the spilled build (16 band groups) writes the same pages as the in-memory one (30 groups)');
 like($spill_stats, qr/^128\|30\|4\|\d+\|\d+\|\d+\|\d+\|\d+\|$rows\|180000\|/,
 	'every row is indexed with one entry per band');
 

@@ -431,8 +431,9 @@ void		lsh_notice_format1(Relation index);
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
 BlockNumber	lsh_rowid_block(const LshIndexParams *params, uint32 rowid);
 int			lsh_rowid_slot(const LshIndexParams *params, uint32 rowid);
+void		lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno);
 LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
-							 BlockNumber blkno);
+							 BlockNumber blkno, const char **problem = NULL);
 
 /* lsh_tree.cpp: the band tree's descent and leaves */
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
@@ -481,6 +482,9 @@ typedef struct LshWalk
 	bool		low_from_parent;	/* low is a parent's separator, not a left sibling's high key */
 	uint32		low;
 	BufferAccessStrategy strategy;
+	/* NULL: damage is XX002; else it is passed here and the walk goes on where it can (the check) */
+	void		(*report) (void *arg, BlockNumber blkno, const char *problem);
+	void	   *report_arg;
 } LshWalk;
 
 /* tree heights beyond this are damage: 4 levels already address more than 32-bit row ids */
@@ -498,10 +502,39 @@ void		lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held);
 Buffer		lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
 						  const LshIndexParams *params, BlockNumber held, Page *pagep);
 BlockNumber	lsh_walk_right(LshWalk *w, Page page);
+Buffer		lsh_read_block(Relation index, BlockNumber blkno, int lockmode, BufferAccessStrategy strategy,
+						   const LshIndexParams *params, Page *pagep);
 void		lsh_walk_expect_low(LshWalk *w, bool has_low, uint32 low);
 void		lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32 key);
 void		lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
 							   const ItemPointerData *tid, BlockNumber blkno);
+
+/*
+ * lsh_cursor.cpp: the leaf cursor, one level of the band tree in key order
+ * through the checked walk (scans, VACUUM, the all-pairs walk, the check).
+ * lsh_cursor_next returns the next page in page/blkno, pinned and locked in
+ * the cursor's mode until the next call or lsh_cursor_release.
+ */
+typedef struct LshCursor
+{
+	LshWalk    *walk;			/* the caller's checked walk */
+	int			lockmode;
+	int			level;			/* 0: leaves */
+	uint32		lo;				/* range cursor: the keys asked for */
+	uint32		hi;				/* stop after the page whose high key reaches past hi */
+	bool		check_lo;		/* the first page must hold lo (a descent's leaf) */
+	BlockNumber next;			/* the next page, InvalidBlockNumber at the end */
+	BlockNumber blkno;			/* the current page */
+	Buffer		buf;			/* InvalidBuffer when no page is held */
+	Page		page;
+} LshCursor;
+
+void		lsh_cursor_range(LshCursor *cur, LshWalk *walk, const LshMetaPageData *meta,
+							 uint32 lo, uint32 hi);
+void		lsh_cursor_level(LshCursor *cur, LshWalk *walk, BlockNumber first, int lockmode,
+							 int level);
+bool		lsh_cursor_next(LshCursor *cur);
+void		lsh_cursor_release(LshCursor *cur);
 
 /* lsh_build.cpp */
 IndexBuildResult *lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

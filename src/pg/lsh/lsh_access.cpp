@@ -138,6 +138,8 @@ lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy)
 	w->index = index;
 	w->nblocks = 0;
 	w->strategy = strategy;
+	w->report = NULL;
+	w->report_arg = NULL;
 	lsh_walk_chain(w);
 }
 
@@ -151,31 +153,56 @@ lsh_walk_chain(LshWalk *w)
 }
 
 /*
- * Report corruption unless blkno names an existing page other than the
- * metapage and other than held (a block the caller has locked;
- * InvalidBlockNumber if none). The block count is refreshed only when a
- * block beyond the known one is named: the index may have grown.
+ * What is wrong with following a link to blkno (NULL: nothing): it must name
+ * an existing page other than the metapage and other than held (a block the
+ * caller has locked; InvalidBlockNumber if none). The block count is
+ * refreshed only when a block beyond the known one is named: the index may
+ * have grown.
  */
-void
-lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held)
+static const char *
+lsh_walk_block_problem(LshWalk *w, BlockNumber blkno, BlockNumber held)
 {
 	if (blkno == InvalidBlockNumber || blkno == LSH_METAPAGE_BLKNO)
-		lsh_corrupted(w->index, blkno == LSH_METAPAGE_BLKNO ? "link to the metapage"
-					  : "invalid link", blkno);
+		return blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" : "invalid link";
 	if (blkno == held)
-		lsh_corrupted(w->index, "link from a page to itself", blkno);
+		return "link from a page to itself";
 	if (blkno >= w->nblocks)
 	{
 		w->nblocks = RelationGetNumberOfBlocks(w->index);
 		if (blkno >= w->nblocks)
-			lsh_corrupted(w->index, "link beyond the end of the index", blkno);
+			return "link beyond the end of the index";
 	}
+	return NULL;
+}
+
+/* Report corruption unless blkno is a block a link may name (see lsh_walk_block_problem). */
+void
+lsh_walk_check_block(LshWalk *w, BlockNumber blkno, BlockNumber held)
+{
+	const char *problem = lsh_walk_block_problem(w, blkno, held);
+
+	if (problem != NULL)
+		lsh_corrupted(w->index, problem, blkno);
+}
+
+/* Damage met by a walk: XX002, or in a reporting walk (the check's) a call of its report function. */
+static void
+lsh_walk_damage(LshWalk *w, const char *problem, BlockNumber blkno)
+{
+	if (w->report == NULL)
+		lsh_corrupted(w->index, problem, blkno);
+	w->report(w->report_arg, blkno, problem);
 }
 
 /*
  * Pin and lock page blkno and check it (see lsh_page_problem); the next page
  * of a chain counts one step, and a chain longer than the index has blocks
  * is a cycle. Returns the buffer; *pagep is its page.
+ *
+ * A reporting walk (w->report set: minhash_lsh_check) reports damage and
+ * goes on where it can: a page of an expected type is returned even if it
+ * has a problem (the caller validates what it reads); a link it cannot
+ * follow, a cycle or a page of another kind returns InvalidBuffer.
  */
 Buffer
 lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int level,
@@ -183,14 +210,19 @@ lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int lev
 {
 	Buffer		buf;
 	Page		page;
-	const char *problem;
+	const char *problem = lsh_walk_block_problem(w, blkno, held);
 
-	lsh_walk_check_block(w, blkno, held);
-	if (++w->steps > w->nblocks)
+	*pagep = NULL;
+	if (problem == NULL && ++w->steps > w->nblocks)
 	{
 		w->nblocks = RelationGetNumberOfBlocks(w->index);
 		if (w->steps > w->nblocks)
-			lsh_corrupted(w->index, "cycle in a chain of pages", blkno);
+			problem = "cycle in a chain of pages";
+	}
+	if (problem != NULL)
+	{
+		lsh_walk_damage(w, problem, blkno);
+		return InvalidBuffer;
 	}
 	buf = ReadBufferExtended(w->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
 	LockBuffer(buf, lockmode);
@@ -202,9 +234,39 @@ lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int lev
 	w->check_low = false;		/* an expectation holds for one read */
 	if (problem != NULL)
 	{
-		UnlockReleaseBuffer(buf);
-		lsh_corrupted(w->index, problem, blkno);
+		bool		usable = w->report != NULL && !PageIsNew(page) && LshPageIsLsh(page) &&
+			(LshPageType(page) & types) != 0;
+
+		if (!usable)
+			UnlockReleaseBuffer(buf);
+		lsh_walk_damage(w, problem, blkno);
+		if (!usable)
+			return InvalidBuffer;
 	}
+	*pagep = page;
+	return buf;
+}
+
+/*
+ * Pin and lock block blkno for a pass over every block after the metapage
+ * (a scan's verification of every signature, VACUUM's first pass,
+ * minhash_lsh_stats) and check it: an all-zero page (left by a crash during
+ * relation extension) is returned as it is, any other must be a sound data,
+ * tree or pending page; else XX002. Returns the buffer; *pagep is its page.
+ */
+Buffer
+lsh_read_block(Relation index, BlockNumber blkno, int lockmode, BufferAccessStrategy strategy,
+			   const LshIndexParams *params, Page *pagep)
+{
+	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Page		page;
+	const char *problem;
+
+	LockBuffer(buf, lockmode);
+	page = BufferGetPage(buf);
+	problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, params);
+	if (problem != NULL)
+		lsh_corrupted(index, problem, blkno);
 	*pagep = page;
 	return buf;
 }

@@ -39,8 +39,47 @@ lsh_build_state_init(LshBuildState *st, Relation index, const LshMetaPageData *m
 	st->index = index;
 	st->meta = *meta;
 	st->shared = shared;
+	st->buildctx = CurrentMemoryContext;
 	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
 									   ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * A serial build sorts the band entries by groups of adjacent bands, one
+ * tuplesort per group: a version-2 key starts with its band number, so every
+ * key of a group sorts before every key of the next, and reading the groups
+ * in turn gives the one sorted stream a single tuplesort would, for less
+ * work -- sorting g groups of n / g entries takes n log2(n / g) comparisons
+ * instead of n log2 n (at a million rows of 30 bands, 30 groups: a fifth
+ * fewer), in arrays a g-th the size. The memory is shared out by the groups'
+ * bands; each group gets at least tuplesort's 64 kB, so there are no more
+ * groups than maintenance_work_mem has 64 kB for (and at most
+ * LSH_BUILD_MAX_GROUPS).
+ */
+#define LSH_BUILD_MAX_GROUPS 64
+
+static void
+lsh_build_begin_groups(LshBuildState *st)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(st->buildctx);
+	int			bands = st->params.bands;
+	int			ngroups = Min(Min(bands, LSH_BUILD_MAX_GROUPS), Max(1, maintenance_work_mem / 64));
+
+	st->sorts = (Tuplesortstate **) palloc(sizeof(Tuplesortstate *) * ngroups);
+	st->band_group = (int *) palloc(sizeof(int) * bands);
+	for (int g = 0; g < ngroups; g++)
+	{
+		int			first = (int) ((int64) bands * g / ngroups);
+		int			end = (int) ((int64) bands * (g + 1) / ngroups);
+		int			mem = Max(64, (int) ((int64) maintenance_work_mem * (end - first) / bands));
+
+		for (int b = first; b < end; b++)
+			st->band_group[b] = g;
+		st->sorts[g] = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											 mem, NULL, TUPLESORT_NONE);
+		st->nsorts = g + 1;
+	}
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /* Append a finished page image to the index, at the block number expected. */
@@ -112,14 +151,32 @@ lsh_build_flush_data(LshBuildState *st)
 	MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
 
-	for (int slot = 0; slot < count; slot++)
+	if (st->band_groups)
 	{
-		uint32		rowid = lsh_rowid(&st->params, blkno, slot);
-		const uint32 *keys = st->pagekeys + (Size) slot * st->params.bands;
+		/* the page's row ids are consecutive; the last one is checked */
+		uint32		rowid0 = lsh_rowid(&st->params, blkno, 0);
 
+		(void) lsh_rowid(&st->params, blkno, count - 1);
+		if (st->nsorts == 0)
+			lsh_build_begin_groups(st);
 		for (int b = 0; b < st->params.bands; b++)
-			tuplesort_putdatum(st->sort, lsh_sort_datum(keys[b], rowid), false);
+		{
+			Tuplesortstate *sort = st->sorts[st->band_group[b]];
+			const uint32 *keys = st->pagekeys + b;
+
+			for (int slot = 0; slot < count; slot++, keys += st->params.bands)
+				tuplesort_putdatum(sort, lsh_sort_datum(*keys, rowid0 + slot), false);
+		}
 	}
+	else
+		for (int slot = 0; slot < count; slot++)
+		{
+			uint32		rowid = lsh_rowid(&st->params, blkno, slot);
+			const uint32 *keys = st->pagekeys + (Size) slot * st->params.bands;
+
+			for (int b = 0; b < st->params.bands; b++)
+				tuplesort_putdatum(st->sort, lsh_sort_datum(keys[b], rowid), false);
+		}
 	st->nentries += (int64) count * st->params.bands;
 }
 
@@ -257,26 +314,44 @@ lsh_leaf_cut(LshLeafBuilder *lb)
 	return lsh_wide_target;
 }
 
+/* The next entry of the sorted stream: the band groups' in turn, or the one sort's. */
+static bool
+lsh_build_next(LshBuildState *st, int *group, Datum *d)
+{
+	bool		isnull;
+
+	if (st->nsorts == 0)
+		return mh_tuplesort_getdatum(st->sort, true, d, &isnull);
+	for (; *group < st->nsorts; (*group)++)
+		if (mh_tuplesort_getdatum(st->sorts[*group], true, d, &isnull))
+			return true;
+	return false;
+}
+
 static void
 lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 {
 	LshLeafBuilder lb;
 	int64		done = 0;
+	int			group = 0;
 	Datum		d;
-	bool		isnull;
 	uint32		run_key = 0;
-	uint64		run = 0;
-	/* runs of equal key prefixes of each depth (version 2), for the cost estimate */
+	/*
+	 * Runs of equal keys, and of equal key prefixes of each depth (version
+	 * 2), for the cost estimate: a run is remembered by the entry number it
+	 * starts at, so an entry that continues every run costs one comparison.
+	 */
+	int64		run_start = 0;
 	int			ndepths = Min(st->params.layout.encoded, LSH_PREFIX_STATS);
 	uint32		prefix_mask[LSH_PREFIX_STATS];
-	uint64		prefix_run[LSH_PREFIX_STATS];
+	int64		prefix_start[LSH_PREFIX_STATS];
 
 	for (int m = 0; m < ndepths; m++)
 	{
 		int			bits = st->params.layout.prefix_bits[m + 1];
 
 		prefix_mask[m] = bits >= 32 ? 0xFFFFFFFF : ~(0xFFFFFFFFu >> bits);
-		prefix_run[m] = 0;
+		prefix_start[m] = 0;
 	}
 
 	lb.st = st;
@@ -287,29 +362,30 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	lb.blkno = st->next_blkno++;
 	lsh_level_add(leaves, 0, lb.blkno);
 
-	while (mh_tuplesort_getdatum(st->sort, true, &d, &isnull))
+	while (lsh_build_next(st, &group, &d))
 	{
 		uint32		key;
 		uint32		rowid;
 
 		lsh_sort_pair(d, &key, &rowid);
 
-		/* runs of equal keys, for the cost estimate's statistics */
-		if (done > 0 && key != run_key)
+		/* entry number done ends the runs its key does not continue */
+		if (key != run_key && done > 0)
 		{
+			uint64		run = (uint64) (done - run_start);
+
 			st->meta.build_sumsq += run * run;
-			run = 0;
+			run_start = done;
 			/* a prefix run ends where a longer one ends, and maybe earlier */
 			for (int m = ndepths - 1; m >= 0 && ((key ^ run_key) & prefix_mask[m]) != 0; m--)
 			{
-				st->meta.build_prefix_sumsq[m] += prefix_run[m] * prefix_run[m];
-				prefix_run[m] = 0;
+				uint64		prun = (uint64) (done - prefix_start[m]);
+
+				st->meta.build_prefix_sumsq[m] += prun * prun;
+				prefix_start[m] = done;
 			}
 		}
 		run_key = key;
-		run++;
-		for (int m = 0; m < ndepths; m++)
-			prefix_run[m]++;
 
 		lb.pending[lb.npending].key = key;
 		lb.pending[lb.npending].value = rowid;
@@ -320,9 +396,18 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 		if (++done % 65536 == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 	}
-	st->meta.build_sumsq += run * run;
-	for (int m = 0; m < ndepths; m++)
-		st->meta.build_prefix_sumsq[m] += prefix_run[m] * prefix_run[m];
+	/* the last runs end with the stream */
+	{
+		uint64		run = (uint64) (done - run_start);
+
+		st->meta.build_sumsq += run * run;
+		for (int m = 0; m < ndepths; m++)
+		{
+			uint64		prun = (uint64) (done - prefix_start[m]);
+
+			st->meta.build_prefix_sumsq[m] += prun * prun;
+		}
+	}
 	st->meta.build_entries = done;
 
 	/* the rest: the rightmost leaf, after wide ones if it cannot be narrow */
@@ -421,8 +506,11 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		reltuples = lsh_parallel_scan(leader, st, indexInfo);
 	else
 	{
-		st->sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-										 maintenance_work_mem, NULL, TUPLESORT_NONE);
+		/* version-2 keys begin with their band: the sorts can be per band group */
+		st->band_groups = st->meta.version != LSH_VERSION_EXACT;
+		if (!st->band_groups)
+			st->sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											 maintenance_work_mem, NULL, TUPLESORT_NONE);
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   lsh_build_callback, st, NULL);
 		lsh_build_flush_data(st);
@@ -437,7 +525,10 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		int64		vals[] = {LSH_PHASE_SORT, st->nentries};
 
 		pgstat_progress_update_multi_param(2, params, vals);
-		tuplesort_performsort(st->sort);
+		if (st->nsorts == 0)
+			tuplesort_performsort(st->sort);
+		for (int g = 0; g < st->nsorts; g++)
+			tuplesort_performsort(st->sorts[g]);
 
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_LOAD);
 		lsh_build_leaves(st, &leaves);
@@ -445,7 +536,10 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		st->meta.root = lsh_build_internal(st, &leaves, &st->meta.height);
 	}
 	/* else: no rows; the first insert creates the root leaf */
-	tuplesort_end(st->sort);
+	if (st->sort != NULL)
+		tuplesort_end(st->sort);
+	for (int g = 0; g < st->nsorts; g++)
+		tuplesort_end(st->sorts[g]);
 	if (leader != NULL)
 		lsh_parallel_end(leader);
 

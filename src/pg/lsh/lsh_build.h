@@ -40,7 +40,17 @@ typedef struct LshBuildState
 	bool		have_data;		/* data holds a page (maybe with no slot yet) */
 	BlockNumber next_blkno;		/* leader: next block of the band tree */
 
+	/*
+	 * The band entries' sort: one tuplesort (a parallel participant's, or
+	 * the leader's merge), or in a serial build one per group of adjacent
+	 * bands (lsh_build.cpp), begun at the first full data page.
+	 */
 	Tuplesortstate *sort;
+	bool		band_groups;	/* serial: sort by band groups */
+	int			nsorts;			/* groups begun (0 until then) */
+	Tuplesortstate **sorts;		/* [nsorts], in key order */
+	int		   *band_group;		/* [bands]: the group of each band */
+	MemoryContext buildctx;		/* the build's context (the sorts live there) */
 	double		index_tuples;
 	int64		nentries;
 	MemoryContext tmpctx;		/* reset per row */

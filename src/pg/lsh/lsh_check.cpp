@@ -87,6 +87,7 @@ typedef struct LshChecker
 	BlockNumber nblocks;
 	uint8	   *ptype;			/* per block */
 	bool	   *visited;		/* per block: reached by the tree or free-list walk */
+	bool	   *damaged;		/* per block: a page problem listed by the physical pass */
 	uint64		nrowids;		/* nblocks * slots per page */
 	uint8	   *slotstate;		/* per row id */
 	uint16	   *missing;		/* per row id: band entries not found */
@@ -209,7 +210,10 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 
 			c->ptype[blkno] = LshPageType(page) == LSH_PAGE_LEAF ? PT_LEAF : PT_INTERNAL;
 			if (pproblem != NULL)
+			{
 				problem(c, "block %u: %s", blkno, pproblem);
+				c->damaged[blkno] = true;
+			}
 		}
 		else if (LshPageType(page) == LSH_PAGE_PENDING)
 		{
@@ -234,7 +238,9 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 			{
 				for (int s = 0; s < spp; s++)
 				{
-					const LshSlotHeader *slot = LshDataSlot(page, s, c->params.num_perm);
+					const char *sproblem;
+					const LshSlotHeader *slot = lsh_slot_read(c->index, page, &c->params, s, blkno,
+															  &sproblem);
 					uint64		id = (uint64) blkno * spp + s;
 
 					if (slot->state == LSH_SLOT_FREE)
@@ -245,7 +251,7 @@ check_pages(LshChecker *c, uint64 *nallocated, BlockNumber *nfreelisted)
 						continue;
 					}
 					used++;
-					if (lsh_slot_problem(slot) != NULL)
+					if (sproblem != NULL)
 						problem(c, "block %u slot %d: invalid heap TID", blkno, s);
 					else if (c->heapcheck != NULL && slot->state == LSH_SLOT_LIVE)
 						lsh_heapcheck_add_slot(c->heapcheck, &c->params, slot);
@@ -357,10 +363,13 @@ check_pairs(LshChecker *c)
 			uint32		rowid = (uint32) ((uint64) blkno * spp + s);
 			int			i = 0;
 			Size		j = 0;
+			const char *sproblem;	/* listed by check_pages */
 
 			if (c->slotstate[rowid] == LSH_SLOT_FREE)
 				continue;
-			lsh_band_keys(&c->params, LshSlotValues(LshDataSlot(page, s, c->params.num_perm)), c->keys);
+			lsh_band_keys(&c->params,
+						  LshSlotValues(lsh_slot_read(c->index, page, &c->params, s, blkno, &sproblem)),
+						  c->keys);
 			qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
 			found.clear();
 			while (have_a && a_rowid == rowid)
@@ -424,21 +433,38 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 	pfree(e);
 }
 
+/* Damage met by a level's cursor: listed, unless the physical pass has listed a problem of that page. */
+static void
+report_walk_problem(void *arg, BlockNumber blkno, const char *msg)
+{
+	LshChecker *c = (LshChecker *) arg;
+
+	if (blkno < c->nblocks && c->damaged[blkno])
+		return;
+	problem(c, "block %u: %s", blkno, msg);
+}
+
 /*
- * Walk one level along its right links; expected[] lists its pages in order
- * (the children of the level above, as (low key, block)). Returns the
- * children of this level for the next one down.
+ * Walk one level along its right links with a leaf cursor (lsh_cursor.cpp)
+ * whose walk lists what it finds wrong instead of failing; expected[] lists
+ * the level's pages in order (the children of the level above, as (low key,
+ * block)). Returns the children of this level for the next one down.
  */
 static LshEntry *
 check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, int *nchildren)
 {
 	LshArray<LshEntry> children = {};
-	BlockNumber blkno = expected[0].value;
+	LshWalk		w;
+	LshCursor	cur;
+	BlockNumber blkno;
 	int			i = 0;
 
-	while (blkno != InvalidBlockNumber)
+	lsh_walk_init(&w, c->index, NULL);
+	w.report = report_walk_problem;
+	w.report_arg = c;
+	lsh_cursor_level(&cur, &w, expected[0].value, BUFFER_LOCK_SHARE, level);
+	while ((blkno = cur.next) != InvalidBlockNumber)
 	{
-		Buffer		buf;
 		Page		page;
 		LshPageOpaque opaque;
 		bool		has_high;
@@ -459,23 +485,18 @@ check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, i
 			problem(c, "level %d: block %u is in the right-link chain at position %d, the level above expects block %u",
 					level, blkno, i, i < nexpected ? expected[i].value : InvalidBlockNumber);
 
-		buf = ReadBuffer(c->index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
+		/* the cursor checks the page (type, level, header, key range, right link) */
+		if (!lsh_cursor_next(&cur))
+			break;
+		page = cur.page;
 		opaque = LshPageGetOpaque(page);
 		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
-		if (opaque->level != level)
-			problem(c, "block %u: level %d, expected %d", blkno, opaque->level, level);
 		if (i < nexpected && opaque->low != expected[i].key)
 			problem(c, "block %u: low key %u, the level above says %u", blkno, opaque->low,
 					expected[i].key);
 		if (i + 1 < nexpected && (!has_high || opaque->high != expected[i + 1].key))
 			problem(c, "block %u: high key %s%u, the next separator is %u", blkno,
 					has_high ? "" : "missing, ", opaque->high, expected[i + 1].key);
-		if (has_high != (opaque->next != InvalidBlockNumber))
-			problem(c, "block %u: a high key exactly when there is a right sibling is violated", blkno);
-		if (has_high && opaque->high < opaque->low)
-			problem(c, "block %u: high key %u below low key %u", blkno, opaque->high, opaque->low);
 
 		if (level == 0)
 			check_leaf_entries(c, blkno, page);
@@ -498,11 +519,11 @@ check_level(LshChecker *c, int level, const LshEntry *expected, int nexpected, i
 				children.push(e[j]);
 			}
 		}
-		blkno = opaque->next;
-		UnlockReleaseBuffer(buf);
+		lsh_cursor_release(&cur);
 		i++;
 		CHECK_FOR_INTERRUPTS();
 	}
+	lsh_cursor_release(&cur);
 	if (i != nexpected)
 		problem(c, "level %d: %d pages along the right links, the level above has %d children",
 				level, i, nexpected);
@@ -568,15 +589,18 @@ check_rows(LshChecker *c, uint64 nallocated)
 	for (uint64 id = 0; id < c->nrowids; id++)
 	{
 		ItemPointerData tid;
+		BlockNumber blkno = lsh_rowid_block(&c->params, (uint32) id);
 		Buffer		buf;
 		Page		page;
+		const char *sproblem;	/* listed by check_pages */
 
 		if (c->missing[id] == 0)
 			continue;
-		buf = ReadBuffer(c->index, lsh_rowid_block(&c->params, (uint32) id));
+		buf = ReadBuffer(c->index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		tid = LshDataSlot(page, lsh_rowid_slot(&c->params, (uint32) id), c->params.num_perm)->tid;
+		tid = lsh_slot_read(c->index, page, &c->params, lsh_rowid_slot(&c->params, (uint32) id), blkno,
+							&sproblem)->tid;
 		UnlockReleaseBuffer(buf);
 		if (heap_visible(c->heap, fetch, tslot, snapshot, &tid))
 			problem(c, "row (%u,%u) is visible but lacks %d of its %d band entries",
@@ -650,6 +674,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot);
 		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		c.damaged = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		if (c.meta.num_perm > 0)
 		{
 			/* the pair sorts spill to disk beyond maintenance_work_mem */

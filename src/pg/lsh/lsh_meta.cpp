@@ -218,10 +218,11 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 void
 lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys)
 {
-	bool		prefix_keys = params->version != LSH_VERSION_EXACT;
-
-	for (int b = 0; b < params->bands; b++)
-		keys[b] = minhash::lsh_band_key(params->layout, prefix_keys, values, b);
+	if (params->version != LSH_VERSION_EXACT)
+		minhash::prefix_band_keys(params->layout, values, keys);
+	else
+		for (int b = 0; b < params->bands; b++)
+			keys[b] = minhash::lsh_band_key(params->layout, false, values, b);
 }
 
 /*

@@ -197,39 +197,19 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 }
 
 /*
- * Collect the row ids of entries with keys in [lo, hi], starting at the
- * leftmost leaf that may hold lo and following right links while a leaf's
- * high key is within the range (runs of equal keys may span leaves). Pages
- * are read through the scan's checked walk: bounded, type-checked.
+ * Collect the row ids of entries with keys in [lo, hi]: the leaves of a
+ * range cursor, through the scan's checked walk (bounded, type-checked; the
+ * metapage lock holds off interrupts, so the walk's bound ends a cycle).
  */
 static void
-lsh_collect(Relation index, LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
+lsh_collect(LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
 			LshArray<uint32> *ids)
 {
-	LshWalk    *w = &so->walk;
-	bool		has_low;
-	uint32		low;
-	BlockNumber blkno = lsh_find_leaf_low(index, meta, lo, true, &has_low, &low);
-	BlockNumber first = blkno;
+	LshCursor	cur;
 
-	/* the metapage lock holds off interrupts: the walk's bound ends a cycle */
-	lsh_walk_chain(w);
-	lsh_walk_expect_low(w, has_low, low);
-	while (blkno != InvalidBlockNumber)
-	{
-		Page		page;
-		Buffer		buf = lsh_walk_read(w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
-										InvalidBlockNumber, &page);
-		LshPageOpaque opaque = LshPageGetOpaque(page);
-		bool		more;
-
-		if (blkno == first)
-			lsh_check_key_in_leaf(index, page, blkno, lo);
-		lsh_leaf_collect(page, lo, hi, ids);
-		more = (opaque->flags & LSH_HAS_HIGH) && opaque->high <= hi;
-		blkno = more ? lsh_walk_right(w, page) : InvalidBlockNumber;
-		UnlockReleaseBuffer(buf);
-	}
+	lsh_cursor_range(&cur, &so->walk, meta, lo, hi);
+	while (lsh_cursor_next(&cur))
+		lsh_leaf_collect(cur.page, lo, hi, ids);
 }
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
@@ -286,17 +266,10 @@ lsh_verify_all(IndexScanDesc scan, Relation index, LshScanOpaque so, const LshIn
 	{
 		Buffer		buf;
 		Page		page;
-		const char *problem;
 
 		if (bounded && !lsh_budget_left(so))
 			break;
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		/* all-zero pages are left by a crash during extension; any other must be sound */
-		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, params);
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
+		buf = lsh_read_block(index, blkno, BUFFER_LOCK_SHARE, NULL, params, &page);
 		if (!PageIsNew(page) && LshPageType(page) == LSH_PAGE_DATA)
 		{
 			for (int s = 0; s < params->slots_per_page; s++)
@@ -505,8 +478,7 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		if (params->version != LSH_VERSION_EXACT && m < params->rows)
 			minhash::prefix_range(params->layout, so->keys[b], m, &lo, &hi);
-		if (meta->root != InvalidBlockNumber)
-			lsh_collect(index, so, meta, lo, hi, &ids);
+		lsh_collect(so, meta, lo, hi, &ids);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		so->counters.bands_probed++;
 		CHECK_FOR_INTERRUPTS();

@@ -32,20 +32,40 @@ lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
 }
 
 /*
+ * Put data page page (block blkno), which has a free slot, on the free-slot
+ * list whose head is *head (the metapage's free_head, changed in the same WAL
+ * record), unless it is on it already.
+ */
+void
+lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	if (opaque->flags & LSH_IN_FREELIST)
+		return;
+	opaque->flags |= LSH_IN_FREELIST;
+	opaque->next = *head;
+	*head = blkno;
+}
+
+/*
  * The slot reader: slot `slot` of data page `page` (block blkno of index,
  * read through a checked walk or checked by the caller), itself checked: an
  * invalid state or heap TID is damage (XX002). Every reader of stored
- * signatures -- scans, VACUUM, the all-pairs walk -- takes slots through
- * here; minhash_lsh_check reports the same problems (lsh_slot_problem) as
- * rows instead.
+ * signatures -- scans, VACUUM, the all-pairs walk, minhash_lsh_check --
+ * takes slots through here. The check passes problem: then damage is not
+ * reported but returned in *problem (NULL if none), for it to list.
  */
 LshSlotHeader *
-lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot, BlockNumber blkno)
+lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot, BlockNumber blkno,
+			  const char **problem)
 {
 	LshSlotHeader *s = LshDataSlot(page, slot, params->num_perm);
-	const char *problem = lsh_slot_problem(s);
+	const char *what = lsh_slot_problem(s);
 
 	if (problem != NULL)
-		lsh_corrupted(index, problem, blkno);
+		*problem = what;
+	else if (what != NULL)
+		lsh_corrupted(index, what, blkno);
 	return s;
 }

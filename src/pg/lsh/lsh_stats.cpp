@@ -51,17 +51,10 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 
 	for (BlockNumber blkno = LSH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		const char *problem;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
 		/* the readers' page checks: a census of a damaged index would mislead */
-		problem = PageIsNew(page) ? NULL :
-			lsh_page_problem(page, LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING, -1, &params);
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
+		Buffer		buf = lsh_read_block(index, blkno, BUFFER_LOCK_SHARE, NULL, &params, &page);
+
 		if (PageIsNew(page))
 			unused_pages++;
 		else if (LshPageType(page) == LSH_PAGE_DATA)

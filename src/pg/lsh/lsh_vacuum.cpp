@@ -85,16 +85,11 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 		return 0;
 
 	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
+	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
-		uint32		rowid = lsh_leaf_rowid(page, i);
-
-		if (!DEAD_TEST(dead, nbits, rowid))
-		{
-			e[kept].key = lsh_leaf_key(page, i);
-			e[kept].value = rowid;
-			kept++;
-		}
+		if (!DEAD_TEST(dead, nbits, e[i].value))
+			e[kept++] = e[i];
 	}
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
@@ -127,7 +122,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	opaque = LshPageGetOpaque(page);
 	for (int s = 0; s < params->slots_per_page; s++)
 	{
-		LshSlotHeader *slot = LshDataSlot(page, s, params->num_perm);
+		LshSlotHeader *slot = lsh_slot_read(index, page, params, s, blkno);
 
 		if (slot->state == LSH_SLOT_DEAD)
 		{
@@ -139,12 +134,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 	{
 		opaque->count -= freed;
 		wmeta->nslots -= freed;
-		if (!(opaque->flags & LSH_IN_FREELIST))
-		{
-			opaque->flags |= LSH_IN_FREELIST;
-			opaque->next = wmeta->free_head;
-			wmeta->free_head = blkno;
-		}
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	else
@@ -173,13 +163,9 @@ lsh_reclaim_new_page(Relation index, BlockNumber blkno)
 		GenericXLogState *state = GenericXLogStart(index);
 		LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		LshPageOpaque opaque;
 
 		lsh_init_data_page(page, wmeta->num_perm);
-		opaque = LshPageGetOpaque(page);
-		opaque->flags |= LSH_IN_FREELIST;
-		opaque->next = wmeta->free_head;
-		wmeta->free_head = blkno;
+		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(buf);
@@ -227,16 +213,10 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	{
 		Buffer		buf;
 		Page		page;
-		const char *problem;
 
 		mh_vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		/* never rewrite a damaged page as if it were sound */
-		problem = PageIsNew(page) ? NULL : lsh_page_problem(page, LSH_PAGE_ANY & ~LSH_PAGE_META, -1, &params);
-		if (problem != NULL)
-			lsh_corrupted(index, problem, blkno);
+		/* checked: never rewrite a damaged page as if it were sound */
+		buf = lsh_read_block(index, blkno, BUFFER_LOCK_EXCLUSIVE, info->strategy, &params, &page);
 		if (PageIsNew(page))
 			new_pages.push(blkno);
 		else if (LshPageType(page) == LSH_PAGE_DATA)
@@ -253,26 +233,30 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (dead_pages.n > 0 && leftmost != InvalidBlockNumber)
 	{
-		BlockNumber blkno = leftmost;
 		LshWalk		w;
+		LshCursor	cur;
 
-		/* a cycle ends at the walk's bound; interrupts are served between leaves */
+		/*
+		 * The leaves, EXCLUSIVE, each under the metapage SHARE lock (lock
+		 * order: metapage first). Pruning rewrites a leaf from its entries:
+		 * the cursor's checks keep it from rewriting a damaged one. A cycle
+		 * ends at the walk's bound; interrupts are served between leaves.
+		 */
 		lsh_walk_init(&w, index, info->strategy);
-		lsh_walk_expect_low(&w, true, 0);	/* the leftmost leaf's range starts at key 0 */
-		while (blkno != InvalidBlockNumber)
+		lsh_cursor_level(&cur, &w, leftmost, BUFFER_LOCK_EXCLUSIVE, 0);
+		for (;;)
 		{
-			Buffer		buf;
-			Page		page;
+			bool		more;
 
 			mh_vacuum_delay_point();
 			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-			/* pruning rewrites the leaf from its entries: never from a damaged one */
-			buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
-								InvalidBlockNumber, &page);
-			lsh_prune_leaf(index, buf, dead, nbits);
-			blkno = lsh_walk_right(&w, page);
-			UnlockReleaseBuffer(buf);
+			more = lsh_cursor_next(&cur);
+			if (more)
+				lsh_prune_leaf(index, cur.buf, dead, nbits);
+			lsh_cursor_release(&cur);
 			UnlockReleaseBuffer(metabuf);
+			if (!more)
+				break;
 		}
 
 		for (Size i = 0; i < dead_pages.n; i++)

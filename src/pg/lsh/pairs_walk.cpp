@@ -105,8 +105,8 @@ typedef struct PairsCursor
 	LshEntry   *leaf;			/* copy of the current leaf, sorted */
 	int			n;
 	int			pos;
-	BlockNumber next;			/* next leaf, InvalidBlockNumber after the last */
 	LshWalk		lw;				/* checked reads along the part's leaf level */
+	LshCursor	leaves;			/* the part's leaf level (none for a pending cursor) */
 } PairsCursor;
 
 /*
@@ -141,16 +141,20 @@ typedef struct PairsWalk
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
 } PairsWalk;
 
-/* A group reader: the unique ids of a group in ascending order, rewindable. */
-typedef struct IdReader
+/* Where a group reader is: the next in-memory id, the last id returned. */
+typedef struct IdReaderPos
 {
-	PairsGroup *g;
 	int			pos;
 	bool		have_last;
 	uint64		last;
-	int			mark_pos;
-	bool		mark_have_last;
-	uint64		mark_last;
+} IdReaderPos;
+
+/* A group reader: the unique ids of a group in ascending order, rewindable to a mark. */
+typedef struct IdReader
+{
+	PairsGroup *g;
+	IdReaderPos at;
+	IdReaderPos mark;
 } IdReader;
 
 /* Leaves written by a build are already in order; inserts append out of order. */
@@ -511,14 +515,14 @@ reader_next(IdReader *r, uint64 *out, int max)
 		}
 		else
 		{
-			if (r->pos >= r->g->n)
+			if (r->at.pos >= r->g->n)
 				break;
-			id = r->g->ids[r->pos++];
+			id = r->g->ids[r->at.pos++];
 		}
-		if (r->have_last && id == r->last)
+		if (r->at.have_last && id == r->at.last)
 			continue;
-		r->have_last = true;
-		r->last = id;
+		r->at.have_last = true;
+		r->at.last = id;
 		out[n++] = id;
 	}
 	return n;
@@ -529,9 +533,7 @@ reader_mark(IdReader *r)
 {
 	if (r->g->spill != NULL)
 		tuplesort_markpos(r->g->spill);
-	r->mark_pos = r->pos;
-	r->mark_have_last = r->have_last;
-	r->mark_last = r->last;
+	r->mark = r->at;
 }
 
 static void
@@ -539,9 +541,7 @@ reader_restore(IdReader *r)
 {
 	if (r->g->spill != NULL)
 		tuplesort_restorepos(r->g->spill);
-	r->pos = r->mark_pos;
-	r->have_last = r->mark_have_last;
-	r->last = r->mark_last;
+	r->at = r->mark;
 }
 
 /*
@@ -745,25 +745,19 @@ cursor_fill(PairsWalk *w, PairsCursor *c)
 
 	while (c->pos >= c->n)
 	{
-		BlockNumber blkno = c->next;
-		Buffer		buf;
 		Page		page;
-		LshPageOpaque opaque;
 		bool		has_high;
 		uint32		high;
 
-		if (blkno == InvalidBlockNumber)
-			return false;
 		CHECK_FOR_INTERRUPTS();
-		buf = lsh_walk_read(&c->lw, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
-							InvalidBlockNumber, &page);
-		opaque = LshPageGetOpaque(page);
+		if (!lsh_cursor_next(&c->leaves))
+			return false;
+		page = c->leaves.page;
 		c->n = lsh_leaf_decode(page, c->leaf);
 		c->pos = 0;
-		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
-		high = opaque->high;
-		c->next = lsh_walk_right(&c->lw, page);
-		UnlockReleaseBuffer(buf);
+		has_high = (LshPageGetOpaque(page)->flags & LSH_HAS_HIGH) != 0;
+		high = LshPageGetOpaque(page)->high;
+		lsh_cursor_release(&c->leaves);
 
 		run->leaves++;
 		run->entries += c->n;
@@ -880,7 +874,8 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 
 		c->part = p - run->nparts;
 		c->leaf = lsh_pending_entries(run->parts[c->part].index, &run->params, &c->n);
-		c->next = InvalidBlockNumber;
+		lsh_walk_init(&c->lw, run->parts[c->part].index, NULL);
+		lsh_cursor_level(&c->leaves, &c->lw, InvalidBlockNumber, BUFFER_LOCK_SHARE, 0);
 		if (c->n > 0)
 		{
 			int			i = w.nheap++;
@@ -899,10 +894,9 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 
 		c->part = p;
 		c->leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
-		c->next = run->parts[p].leftmost;
 		/* the same checked reads as scans; a right-link cycle ends at the block count */
 		lsh_walk_init(&c->lw, run->parts[p].index, w.strategy);
-		lsh_walk_expect_low(&c->lw, true, 0);	/* the leftmost leaf's range starts at key 0 */
+		lsh_cursor_level(&c->leaves, &c->lw, run->parts[p].leftmost, BUFFER_LOCK_SHARE, 0);
 		if (cursor_fill(&w, c))
 		{
 			int			i = w.nheap++;
