@@ -231,26 +231,17 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MemoryContextReset(st->tmpctx);
 }
 
-/* An array of (low key, block) references to the pages of one tree level */
-typedef struct LshLevel
-{
-	LshEntry   *refs;
-	int			n;
-	int			cap;
-} LshLevel;
+/* The (low key, block) references to the pages of one tree level */
+typedef LshArray<LshEntry> LshLevel;
 
 static void
 lsh_level_add(LshLevel *lv, uint32 low, BlockNumber blkno)
 {
-	if (lv->n == lv->cap)
-	{
-		lv->cap = lv->cap ? lv->cap * 2 : 64;
-		lv->refs = lv->refs ? (LshEntry *) repalloc_huge(lv->refs, sizeof(LshEntry) * lv->cap)
-			: (LshEntry *) palloc(sizeof(LshEntry) * lv->cap);
-	}
-	lv->refs[lv->n].key = low;
-	lv->refs[lv->n].value = blkno;
-	lv->n++;
+	LshEntry	ref;
+
+	ref.key = low;
+	ref.value = blkno;
+	lv->push(ref);
 }
 
 /*
@@ -430,8 +421,8 @@ lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
 
 	while (cur.n > 1)
 	{
-		LshLevel	up = {NULL, 0, 0};
-		int			npages = (cur.n + target - 1) / target;
+		LshLevel	up = {};
+		int			npages = (int) ((cur.n + target - 1) / target);
 
 		level++;
 		/* spread the children evenly so the last page is not nearly empty */
@@ -444,24 +435,24 @@ lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
 
 			lsh_init_page(page, LSH_PAGE_INTERNAL, level);
 			opaque = LshPageGetOpaque(page);
-			memcpy(LshTreeEntries(page), cur.refs + from, sizeof(LshEntry) * (to - from));
+			memcpy(LshTreeEntries(page), cur.data + from, sizeof(LshEntry) * (to - from));
 			LshTreeSetCount(page, to - from);
-			opaque->low = cur.refs[from].key;
+			opaque->low = cur.data[from].key;
 			if (p + 1 < npages)
 			{
-				opaque->high = cur.refs[to].key;
+				opaque->high = cur.data[to].key;
 				opaque->flags |= LSH_HAS_HIGH;
 				opaque->next = blkno + 1;
 			}
 			lsh_build_write(st, page, blkno);
 			lsh_level_add(&up, opaque->low, blkno);
 		}
-		if (cur.refs != leaves->refs)
-			pfree(cur.refs);
+		if (cur.data != leaves->data)
+			cur.free();
 		cur = up;
 	}
 	*height = level + 1;
-	return cur.refs[0].value;
+	return cur.data[0].value;
 }
 
 IndexBuildResult *
@@ -520,7 +511,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 
 	if (st->index_tuples > 0)
 	{
-		LshLevel	leaves = {NULL, 0, 0};
+		LshLevel	leaves = {};
 		const int	params[] = {PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_CREATEIDX_TUPLES_TOTAL};
 		int64		vals[] = {LSH_PHASE_SORT, st->nentries};
 
@@ -532,7 +523,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_LOAD);
 		lsh_build_leaves(st, &leaves);
-		st->meta.leftmost = leaves.refs[0].value;
+		st->meta.leftmost = leaves.data[0].value;
 		st->meta.root = lsh_build_internal(st, &leaves, &st->meta.height);
 	}
 	/* else: no rows; the first insert creates the root leaf */
