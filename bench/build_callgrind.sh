@@ -22,7 +22,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 rows=${1:-50000}
-V10=${V10:-14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
 if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
@@ -30,15 +29,9 @@ if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/nul
     exit 1
 fi
 bindir=$("$PG_CONFIG" --bindir)
-# shellcheck source=scripts/pgcluster.sh
-. scripts/pgcluster.sh
-scratch_dir callgrind
-scratch=$SCRATCH
-scratch_at_exit 'make -s -C "$root" install >/dev/null'
-
-git -C "$root" archive "$V10" | tar -x -C "$scratch" --one-top-level=v10
-make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
-make -s -C "$root" -j2 >/dev/null
+# shellcheck source=bench/lib/beside_1_0.sh
+. bench/lib/beside_1_0.sh
+beside_1_0 callgrind
 
 as_postgres() {
     if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
@@ -57,13 +50,8 @@ profile() {  # label source-directory
     make -s -C "$2" install >/dev/null
     scratch_cluster "pg_$1" "shared_buffers = 1GB" "maintenance_work_mem = 1GB" "jit = off" \
         "autovacuum = off" "max_wal_size = 8GB" >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -f "$root/bench/sql/variant_clusters.sql" >/dev/null
     psql -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE EXTENSION minhash;
-CREATE TABLE d (id int PRIMARY KEY, c int, m int, sig minhash);
-INSERT INTO d SELECT c * 16 + m, c, m,
-       minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(m * 3 + 1, 100) j)
-               || ARRAY(SELECT -(c * 1000 + m * 50 + j) FROM generate_series(1, m * 3) j))
-FROM generate_series(1, $rows / 10) c, generate_series(0, 9) m;
 VACUUM ANALYZE d;
 CHECKPOINT;
 SQL
@@ -85,7 +73,7 @@ SQL
     echo "$1 $total $cb $keys $put $sort $get"
 }
 
-echo "rows=$rows 1.0=$(git -C "$root" rev-parse --short "$V10") current=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo +changes)"
+echo "rows=$rows $(versions_line)"
 profile 1.0 "$scratch/v10" >"$scratch/counts.txt"
 profile 1.1 "$root" >>"$scratch/counts.txt"
 awk '

@@ -23,19 +23,11 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 rows=${1:-100000}
 rounds=${2:-3}
-V10=${V10:-14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
-# shellcheck source=scripts/pgcluster.sh
-. scripts/pgcluster.sh
-scratch_dir compare
-scratch=$SCRATCH
-# put the current tree's library back, whatever happens
-scratch_at_exit 'make -s -C "$root" install >/dev/null'
-
-git -C "$root" archive "$V10" | tar -x -C "$scratch" --one-top-level=v10
-make -s -C "$scratch/v10" -j2 >/dev/null 2>&1
-make -s -C "$root" -j2 >/dev/null
+# shellcheck source=bench/lib/beside_1_0.sh
+. bench/lib/beside_1_0.sh
+beside_1_0 compare
 
 install_lib() {  # directory
     make -s -C "$1" install >/dev/null
@@ -46,13 +38,8 @@ install_lib() {  # directory
 
 load() {  # database: the same rows, with the installed library's extension version
     psql -X -q -c "CREATE DATABASE $1" >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -d "$1" -f "$root/bench/sql/variant_clusters.sql" >/dev/null
     psql -X -q -v ON_ERROR_STOP=1 -d "$1" <<SQL
-CREATE EXTENSION minhash;
-CREATE TABLE d (id int PRIMARY KEY, c int, m int, sig minhash);
-INSERT INTO d SELECT c * 16 + m, c, m,
-       minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(m * 3 + 1, 100) j)
-               || ARRAY(SELECT -(c * 1000 + m * 50 + j) FROM generate_series(1, m * 3) j))
-FROM generate_series(1, $rows / 10) c, generate_series(0, 9) m;
 VACUUM ANALYZE d;
 CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM d ORDER BY hashint4(id) LIMIT 2000;
 SQL
@@ -99,7 +86,7 @@ SQL
     echo "$1 build_ms=$ms size=$size p50_us=$cpu"
 }
 
-echo "rows=$rows rounds=$rounds 1.0=$(git -C "$root" rev-parse --short "$V10") current=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo +changes); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rows=$rows rounds=$rounds $(versions_line); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$scratch/rounds.txt
 for r in $(seq 1 "$rounds"); do
     install_lib "$scratch/v10"

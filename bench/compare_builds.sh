@@ -34,13 +34,8 @@ scratch_dir compare-builds
 start() {  # name pg_config
     PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 512MB" "maintenance_work_mem = 512MB" \
         "jit = off" "autovacuum = off" "max_wal_size = 4GB" >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -f bench/sql/variant_clusters.sql >/dev/null
     psql -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE EXTENSION minhash;
-CREATE TABLE d (id int PRIMARY KEY, c int, m int, sig minhash);
-INSERT INTO d SELECT c * 16 + m, c, m,
-       minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(m * 3 + 1, 100) j)
-               || ARRAY(SELECT -(c * 1000 + m * 50 + j) FROM generate_series(1, m * 3) j))
-FROM generate_series(1, $rows / 10) c, generate_series(0, 9) m;
 CREATE INDEX d_lsh ON d USING lsh (sig) WITH (threshold = 0.5);
 VACUUM ANALYZE d;
 CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM d ORDER BY hashint4(id) LIMIT 2000;
