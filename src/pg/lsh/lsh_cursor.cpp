@@ -94,6 +94,12 @@ lsh_cursor_next(LshCursor *cur)
 	cur->buf = lsh_walk_read(cur->walk, cur->blkno, cur->lockmode,
 							 cur->level == 0 ? LSH_PAGE_LEAF : LSH_PAGE_INTERNAL, cur->level,
 							 NULL, InvalidBlockNumber, &cur->page);
+	if (!BufferIsValid(cur->buf))
+	{
+		/* a reporting walk (minhash_lsh_check's) listed damage it cannot read past */
+		cur->next = InvalidBlockNumber;
+		return false;
+	}
 	if (cur->check_lo)
 	{
 		/* the descent must have reached a leaf whose range holds lo */
