@@ -11,8 +11,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use MinhashTAP;
 
+# wal_consistency_checking: every generic record (GenericXLog's and the
+# hand-built ones of src/pg/lsh/lsh_wal.cpp) carries a page image that replay
+# on the standby compares with the page it rebuilt; a mismatch stops it.
 my $primary = minhash_node('primary', { allows_streaming => 1 },
-	'shared_buffers = 16MB', 'max_connections = 20');
+	'shared_buffers = 16MB', 'max_connections = 20', 'wal_consistency_checking = generic', 'wal_keep_size = 512MB');
 create_schema($primary, 't');
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION pg_walinspect;

@@ -18,8 +18,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use MinhashTAP;
 
+# wal_consistency_checking: replay (the standby's, and crash recovery's)
+# compares every page an insert or merge record rebuilt (lsh_wal.cpp names
+# the bytes it changed) with the image the primary logged beside it.
 my $primary = minhash_node('primary', { allows_streaming => 1 },
-	'shared_buffers = 16MB', 'max_connections = 20', 'restart_after_crash = on');
+	'shared_buffers = 16MB', 'max_connections = 20', 'restart_after_crash = on',
+	'wal_consistency_checking = generic', 'wal_keep_size = 512MB');
 create_schema($primary, 't');
 $primary->safe_psql('postgres', q{
 	INSERT INTO t SELECT g, fam_sig(g) FROM generate_series(1, 2000) g;

@@ -125,6 +125,7 @@ extern "C" {
 #define LSH_IN_FREELIST		0x0020	/* data page: on the free-slot list */
 #define LSH_NARROW			0x0040	/* leaf: 7-byte entries (see lsh_leaf_*) */
 #define LSH_PENDING_CLOSED	0x0100	/* pending page: no more appends (a merge took it) */
+#define LSH_PENDING_KEYED	0x0200	/* pending page: each row id with its band keys */
 
 /* slot states */
 #define LSH_SLOT_FREE		0

@@ -31,7 +31,8 @@ extern "C" {
 #include "utils/rel.h"
 }
 
-#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW | LSH_PENDING_CLOSED)
+#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW | LSH_PENDING_CLOSED | \
+						 LSH_PENDING_KEYED)
 
 /*
  * What is wrong with page (NULL: nothing) for a reader that expects one of
@@ -59,7 +60,8 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 		return psprintf("invalid pd_lower %d or pd_upper %d", ph->pd_lower, ph->pd_upper);
 	if (opaque->flags & ~LSH_KNOWN_FLAGS)
 		return "unknown page flags";
-	if ((opaque->flags & LSH_PENDING_CLOSED) && (opaque->flags & LSH_PAGE_TYPE_MASK) != LSH_PAGE_PENDING)
+	if ((opaque->flags & (LSH_PENDING_CLOSED | LSH_PENDING_KEYED)) &&
+		(opaque->flags & LSH_PAGE_TYPE_MASK) != LSH_PAGE_PENDING)
 		return "pending page flag on another page type";
 	type = opaque->flags & LSH_PAGE_TYPE_MASK;
 	if (type != LSH_PAGE_META && type != LSH_PAGE_DATA && type != LSH_PAGE_INTERNAL &&

@@ -15,10 +15,11 @@
  * so that without a LIMIT the planner prices fetching every row and prefers a
  * sequential scan plus sort, which (unlike the index) returns every row.
  *
- * Rows in the pending list (fastupdate, format 3) are candidates of every
- * scan: it reads the list's pages and verifies each of them (their
- * signatures sit in the data pages that inserts fill in order), whatever
- * the query, so they add to the candidates and the pages read.
+ * Rows in the pending list (fastupdate, format 3): every scan reads the
+ * list's pages and compares each row's band keys with its probe ranges
+ * (keyed pages, lsh_pending.h); the rows that match are candidates as the
+ * tree's would be, in the same proportion. Rows on plain pages (1.1's) are
+ * candidates of every scan.
  */
 #include "pg/pg_prelude.h"
 
@@ -26,6 +27,7 @@
 
 #include "core/signature.h"
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -65,6 +67,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		data_pages;
 	double		pending_rows = 0;
 	double		pending_pages = 0;
+	double		pending_cand;
+	bool		pending_keyed = false;
 	Cost		cost;
 
 	*indexCorrelation = 0;
@@ -116,6 +120,13 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		{
 			pending_rows = (double) meta->pending_rows;
 			pending_pages = (double) meta->pending_pages;
+			if (meta->num_perm > 0)
+			{
+				LshIndexParams p;
+
+				lsh_meta_params(meta, &p);
+				pending_keyed = lsh_pending_keyed_bands(&p) > 0;
+			}
 		}
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
@@ -154,7 +165,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * several bands count once, so this bounds the distinct candidates.
 	 */
 	tree_cand = Min(ntuples, bands * (dup - 1.0) + 1.0);
-	cand = Min(ntuples, tree_cand + pending_rows);
+	pending_cand = pending_keyed ? pending_rows * Min(1.0, tree_cand / ntuples) : pending_rows;
+	cand = Min(ntuples, tree_cand + pending_cand);
 	if (path->indexclauses != NIL)
 	{
 		/*
@@ -172,9 +184,11 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	/* descents: leaves read at random, internal levels from the backend's copy */
 	cost = bands * (leaves_per_probe * spc_random + (height - 1) * cpu_operator_cost);
 	cost += bands * leaves_per_probe * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
-	/* the pending list's pages, then verification (pending rows fill data pages in order) */
+	/* the pending list's pages and keys, then verification (pending rows fill data pages in order) */
 	cost += pending_pages * spc_seq;
-	data_pages = Min(tree_cand, ceil(ntuples / spp)) + ceil(pending_rows / spp);
+	if (pending_keyed)
+		cost += pending_rows * bands * LSH_VALUE_COMPARE_COST;
+	data_pages = Min(tree_cand, ceil(ntuples / spp)) + ceil(pending_cand / spp);
 	cost += data_pages * spc_random;
 	cost += cand * (cpu_index_tuple_cost + num_perm * LSH_VALUE_COMPARE_COST);
 	if (matches > 1)

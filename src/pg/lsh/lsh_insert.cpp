@@ -14,6 +14,7 @@
 
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
+#include "pg/lsh/lsh_wal.h"
 
 #include <cstdlib>
 
@@ -26,7 +27,9 @@ extern "C" {
 /*
  * Step 1: a slot for the signature. Returns its row id. The caller holds the
  * metapage EXCLUSIVE; on an empty index this also fixes the parameters and
- * creates the root leaf.
+ * creates the root leaf. Everything that can fail happens before the
+ * critical section of lsh_wal_begin; the record names the bytes changed
+ * (lsh_wal.h): the slot, the data page's special space, the metapage fields.
  */
 static uint32
 lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid,
@@ -39,25 +42,31 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 	for (;;)
 	{
 		LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
-		GenericXLogState *state;
-		LshMetaPage wmeta;
+		LshMetaPageData first;
+		bool		is_first = meta->num_perm == 0;
 		LshIndexParams params;
 		Buffer		databuf;
 		Buffer		rootbuf = InvalidBuffer;
+		Buffer		tailbuf = InvalidBuffer;
+		Buffer		newbuf = InvalidBuffer;
+		bool		fresh_page;
 		Page		page;
 		LshPageOpaque opaque;
 		BlockNumber blkno;
 		int			slotno = -1;
 		LshSlotHeader *slot;
-		Buffer		pending_bufs[2] = {InvalidBuffer, InvalidBuffer};
+		LshWalRecord r;
+		int			m;
+		int			d;
+		int			keyed_bands = 0;
+		uint32	   *keys = NULL;
 
-		if (meta->num_perm == 0)
+		if (is_first)
 		{
 			/* first signature ever: check the options against its k before any change */
-			LshMetaPageData probe = *meta;
-
-			lsh_resolve_params(&probe, sig->num_perm, sig->seed, MinHashSigFamily(sig));
-			lsh_meta_params(&probe, &params);
+			first = *meta;
+			lsh_resolve_params(&first, sig->num_perm, sig->seed, MinHashSigFamily(sig));
+			lsh_meta_params(&first, &params);
 		}
 		else
 		{
@@ -65,7 +74,8 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 			lsh_check_signature(index, &params, sig, "signature");
 		}
 
-		if (meta->free_head != InvalidBlockNumber)
+		fresh_page = meta->free_head == InvalidBlockNumber;
+		if (!fresh_page)
 		{
 			/* never block 0, which we hold: lsh_walk_read refuses the metapage */
 			databuf = lsh_walk_read(&w, meta->free_head, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_DATA, 0,
@@ -73,21 +83,6 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 			if (!(LshPageGetOpaque(page)->flags & LSH_IN_FREELIST))
 				lsh_corrupted(index, "free list names a data page not marked as on it",
 							  meta->free_head);
-		}
-		else
-			databuf = lsh_new_buffer(index);
-		blkno = BufferGetBlockNumber(databuf);
-		/* fail before logging anything if the row id would not fit */
-		(void) lsh_rowid(&params, blkno, params.slots_per_page - 1);
-
-		state = GenericXLogStart(index);
-		wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		if (wmeta->num_perm == 0)
-			lsh_resolve_params(wmeta, sig->num_perm, sig->seed, MinHashSigFamily(sig));
-		if (meta->free_head != InvalidBlockNumber)
-		{
-			page = GenericXLogRegisterBuffer(state, databuf, 0);
-			opaque = LshPageGetOpaque(page);
 			for (int i = 0; i < params.slots_per_page; i++)
 			{
 				if (LshDataSlot(page, i, params.num_perm)->state == LSH_SLOT_FREE)
@@ -99,14 +94,12 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 		}
 		else
 		{
-			page = GenericXLogRegisterBuffer(state, databuf, GENERIC_XLOG_FULL_IMAGE);
-			lsh_init_data_page(page, params.num_perm);
-			opaque = LshPageGetOpaque(page);
-			opaque->flags |= LSH_IN_FREELIST;
-			opaque->next = InvalidBlockNumber;
-			wmeta->free_head = blkno;
+			databuf = lsh_new_buffer(index);
 			slotno = 0;
 		}
+		blkno = BufferGetBlockNumber(databuf);
+		/* fail before logging anything if the row id would not fit */
+		(void) lsh_rowid(&params, blkno, params.slots_per_page - 1);
 
 		if (slotno < 0)
 		{
@@ -114,58 +107,96 @@ lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemP
 			 * A listed page without a free slot should not exist; unlink it
 			 * rather than fail, and try the next one.
 			 */
-			wmeta->free_head = opaque->next;
+			lsh_wal_begin(&r, index);
+			m = lsh_wal_page(&r, metabuf, false);
+			d = lsh_wal_page(&r, databuf, false);
+			opaque = LshPageGetOpaque(BufferGetPage(databuf));
+			meta->free_head = opaque->next;
 			opaque->flags &= ~LSH_IN_FREELIST;
 			opaque->next = InvalidBlockNumber;
-			GenericXLogFinish(state);
+			lsh_wal_changed(&r, m, &meta->free_head, sizeof(meta->free_head));
+			lsh_wal_changed(&r, d, opaque, sizeof(LshPageOpaqueData));
+			lsh_wal_finish(&r);
 			UnlockReleaseBuffer(databuf);
 			continue;
 		}
 
+		/* fastupdate: the row id (and its band keys) go on the pending list in this same record */
 		if (pending)
 		{
-			/* fastupdate: the row id goes on the pending list in this same record */
-			Buffer		newbuf;
-			Buffer		tailbuf = lsh_pending_prepare(index, meta, &newbuf, &w);
-
-			lsh_pending_add(state, wmeta, tailbuf, newbuf, lsh_rowid(&params, blkno, slotno));
-			pending_bufs[0] = tailbuf;
-			pending_bufs[1] = newbuf;
+			keyed_bands = lsh_pending_keyed_bands(&params);
+			if (keyed_bands > 0)
+			{
+				keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
+				lsh_band_keys(&params, sig->values, keys);
+			}
+			tailbuf = lsh_pending_prepare(index, meta, &newbuf, &w, keyed_bands);
 		}
+		if (meta->root == InvalidBlockNumber)
+			rootbuf = lsh_new_buffer(index);
+
+		lsh_wal_begin(&r, index);
+		m = lsh_wal_page(&r, metabuf, false);
+		d = lsh_wal_page(&r, databuf, fresh_page);
+		page = BufferGetPage(databuf);
+		if (is_first)
+		{
+			*meta = first;
+			lsh_wal_changed(&r, m, meta, sizeof(LshMetaPageData));
+		}
+		if (fresh_page)
+		{
+			lsh_init_data_page(page, params.num_perm);
+			opaque = LshPageGetOpaque(page);
+			opaque->flags |= LSH_IN_FREELIST;
+			opaque->next = InvalidBlockNumber;
+			meta->free_head = blkno;
+		}
+		opaque = LshPageGetOpaque(page);
+		if (pending)
+			lsh_pending_add(&r, m, meta, tailbuf, newbuf, lsh_rowid(&params, blkno, slotno), keys,
+							keyed_bands);
 		slot = LshDataSlot(page, slotno, params.num_perm);
 		slot->tid = *tid;
 		slot->state = LSH_SLOT_LIVE;
 		memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * params.num_perm);
+		lsh_wal_changed(&r, d, slot, LSH_SLOT_SIZE(params.num_perm));
 		opaque->count++;
 		if (opaque->count >= params.slots_per_page)
 		{
 			/* full: it must be the list head (we took the head or a new page) */
-			wmeta->free_head = opaque->next;
+			meta->free_head = opaque->next;
 			opaque->flags &= ~LSH_IN_FREELIST;
 			opaque->next = InvalidBlockNumber;
 		}
-		wmeta->nslots++;
+		lsh_wal_changed(&r, d, opaque, sizeof(LshPageOpaqueData));
+		meta->nslots++;
+		lsh_wal_changed(&r, m, &meta->free_head, sizeof(meta->free_head));
+		lsh_wal_changed(&r, m, &meta->nslots, sizeof(meta->nslots));
 
-		if (meta->root == InvalidBlockNumber)
+		if (BufferIsValid(rootbuf))
 		{
-			rootbuf = lsh_new_buffer(index);
-			Page		root = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
+			Page		root = BufferGetPage(rootbuf);
 
+			(void) lsh_wal_page(&r, rootbuf, true);
 			lsh_init_page(root, LSH_PAGE_LEAF, 0);
-			wmeta->root = BufferGetBlockNumber(rootbuf);
-			wmeta->leftmost = wmeta->root;
-			wmeta->height = 1;
-			wmeta->nsplits++;
+			meta->root = BufferGetBlockNumber(rootbuf);
+			meta->leftmost = meta->root;
+			meta->height = 1;
+			meta->nsplits++;
+			lsh_wal_changed(&r, m, &meta->root, sizeof(meta->root));
+			lsh_wal_changed(&r, m, &meta->leftmost, sizeof(meta->leftmost));
+			lsh_wal_changed(&r, m, &meta->height, sizeof(meta->height));
+			lsh_wal_changed(&r, m, &meta->nsplits, sizeof(meta->nsplits));
 		}
-		GenericXLogFinish(state);
+		lsh_wal_finish(&r);
 		UnlockReleaseBuffer(databuf);
 		if (BufferIsValid(rootbuf))
 			UnlockReleaseBuffer(rootbuf);
-		for (int i = 0; i < 2; i++)
-		{
-			if (BufferIsValid(pending_bufs[i]))
-				UnlockReleaseBuffer(pending_bufs[i]);
-		}
+		if (BufferIsValid(tailbuf))
+			UnlockReleaseBuffer(tailbuf);
+		if (BufferIsValid(newbuf))
+			UnlockReleaseBuffer(newbuf);
 		return lsh_rowid(&params, blkno, slotno);
 	}
 }
@@ -196,6 +227,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	bool	   *has_low = (bool *) palloc(sizeof(bool) * nkeys);
 	uint32	   *low = (uint32 *) palloc(sizeof(uint32) * nkeys);
 	int		   *order = (int *) palloc(sizeof(int) * nkeys);
+	bool	   *fits = (bool *) palloc(sizeof(bool) * nkeys);
 	int			npending = 0;
 	int			i = 0;
 	LshWalk		w;
@@ -211,11 +243,10 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	while (i < nkeys)
 	{
 		Buffer		bufs[LSH_LEAVES_PER_RECORD];
-		Page		pages[LSH_LEAVES_PER_RECORD];
+		LocationIndex lower[LSH_LEAVES_PER_RECORD];
 		int			nbufs = 0;
 		int			first = i;
 		int			nappend = 0;
-		GenericXLogState *state;
 
 		/* the next group: bands of up to four distinct leaves, ascending */
 		while (i < nkeys)
@@ -237,29 +268,47 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 			i++;
 		}
 
-		state = GenericXLogStart(index);
-		for (int j = 0; j < nbufs; j++)
-			pages[j] = GenericXLogRegisterBuffer(state, bufs[j], 0);
-		for (int g = first, j = -1; g < i; g++)
+		/* which bands fit, decided before the critical section */
+		for (int g = first, j = -1, room = 0; g < i; g++)
 		{
 			int			b = order[g];
-			Page		page;
 
 			if (j < 0 || leaf[b] != BufferGetBlockNumber(bufs[j]))
-				j++;
-			page = pages[j];
-			if (lsh_leaf_count(page) >= lsh_leaf_capacity(page))
 			{
-				pending[npending++] = b;
-				continue;
+				j++;
+				room = lsh_leaf_capacity(BufferGetPage(bufs[j])) -
+					lsh_leaf_count(BufferGetPage(bufs[j]));
+				lower[j] = ((PageHeader) BufferGetPage(bufs[j]))->pd_lower;
 			}
-			lsh_leaf_append(page, keys[b], rowid);
-			nappend++;
+			fits[g - first] = room > 0;
+			if (room > 0)
+			{
+				room--;
+				nappend++;
+			}
+			else
+				pending[npending++] = b;
 		}
 		if (nappend > 0)
-			GenericXLogFinish(state);
-		else
-			GenericXLogAbort(state);
+		{
+			LshWalRecord r;
+
+			lsh_wal_begin(&r, index);
+			for (int j = 0; j < nbufs; j++)
+				(void) lsh_wal_page(&r, bufs[j], false);
+			for (int g = first, j = -1; g < i; g++)
+			{
+				int			b = order[g];
+
+				if (j < 0 || leaf[b] != BufferGetBlockNumber(bufs[j]))
+					j++;
+				if (fits[g - first])
+					lsh_leaf_append(BufferGetPage(bufs[j]), keys[b], rowid);
+			}
+			for (int j = 0; j < nbufs; j++)
+				lsh_wal_appended(&r, j, lower[j]);
+			lsh_wal_finish(&r);
+		}
 		for (int j = 0; j < nbufs; j++)
 			UnlockReleaseBuffer(bufs[j]);
 	}
@@ -268,6 +317,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	pfree(has_low);
 	pfree(low);
 	pfree(order);
+	pfree(fits);
 	return npending;
 }
 

@@ -6,6 +6,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh_pending.h"
+#include "pg/lsh/lsh_wal.h"
 #include "pg/compat.h"
 
 #include <algorithm>
@@ -49,6 +50,49 @@ lsh_pending_init(void)
 							NULL, NULL, NULL);
 }
 
+/* keyed pages: at least eight rows a page */
+#define LSH_PENDING_MAX_BANDS	((int) (LSH_CONTENT_SIZE / (8 * sizeof(uint32))) - 1)
+
+/* uint32 words of one row on a pending page: its row id [and band keys] */
+static inline int
+pending_entry_words(Page page)
+{
+	const LshPageOpaque opaque = LshPageGetOpaque(page);
+
+	return (opaque->flags & LSH_PENDING_KEYED) ? 1 + opaque->count : 1;
+}
+
+static inline int
+pending_entry_size(Page page)
+{
+	return pending_entry_words(page) * (int) sizeof(uint32);
+}
+
+static inline int
+pending_count(Page page)
+{
+	return lsh_count_entries(page, pending_entry_size(page));
+}
+
+static inline int
+pending_capacity(Page page)
+{
+	return (int) (LSH_CONTENT_SIZE / pending_entry_size(page));
+}
+
+/* row i of a pending page: its row id, then its band keys on a keyed page */
+static inline uint32 *
+pending_entry(Page page, int i)
+{
+	return (uint32 *) ((char *) page + LSH_CONTENT_START) + (Size) i * pending_entry_words(page);
+}
+
+int
+lsh_pending_keyed_bands(const LshIndexParams *params)
+{
+	return params->bands >= 1 && params->bands <= LSH_PENDING_MAX_BANDS ? params->bands : 0;
+}
+
 const char *
 lsh_pending_page_problem(Page page)
 {
@@ -59,8 +103,11 @@ lsh_pending_page_problem(Page page)
 		return "pending list page with tree or data page flags";
 	if (opaque->level != 0)
 		return "pending list page with a level";
+	if ((opaque->flags & LSH_PENDING_KEYED) ? (opaque->count < 1 || opaque->count > LSH_PENDING_MAX_BANDS)
+		: opaque->count != 0)
+		return psprintf("pending list page with %d band keys a row", opaque->count);
 	if (ph->pd_lower < LSH_CONTENT_START || ph->pd_lower > LSH_CONTENT_START + LSH_CONTENT_SIZE ||
-		(ph->pd_lower - LSH_CONTENT_START) % sizeof(uint32) != 0)
+		(ph->pd_lower - LSH_CONTENT_START) % pending_entry_size(page) != 0)
 		return psprintf("pending list page with invalid pd_lower %d", ph->pd_lower);
 	return NULL;
 }
@@ -104,12 +151,6 @@ sort_entries(LshEntry *e, Size n)
 	pfree(tmp);
 }
 
-static inline int
-pending_count(Page page)
-{
-	return lsh_count_entries(page, (int) sizeof(uint32));
-}
-
 bool
 lsh_pending_usable(Relation index, const LshMetaPageData *meta)
 {
@@ -137,7 +178,7 @@ lsh_pending_limit_bytes(Relation index)
  * the tail's buffer (InvalidBuffer when the list is empty).
  */
 Buffer
-lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w)
+lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w, int keyed_bands)
 {
 	Buffer		tailbuf = InvalidBuffer;
 	Page		page;
@@ -149,8 +190,12 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
 	{
 		tailbuf = lsh_walk_read(w, meta->pending_tail, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_PENDING, 0,
 								NULL, InvalidBlockNumber, &page);
-		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_CLOSED) &&
-			pending_count(page) < LSH_PENDING_CAPACITY)
+		LshPageOpaque opaque = LshPageGetOpaque(page);
+		int			tail_bands = (opaque->flags & LSH_PENDING_KEYED) ? opaque->count : 0;
+
+		/* a plain tail (1.1's) is closed to keyed rows: they start a keyed page */
+		if (!(opaque->flags & LSH_PENDING_CLOSED) && tail_bands == keyed_bands &&
+			pending_count(page) < pending_capacity(page))
 			return tailbuf;
 	}
 	if (meta->pending_free != InvalidBlockNumber)
@@ -165,33 +210,63 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
 	return tailbuf;
 }
 
-/* Append rowid within the caller's WAL record; releases the pending buffers. */
+/*
+ * Append rowid within the caller's WAL record (its critical section: nothing
+ * here can fail), naming each byte range changed; m is the metapage's page in
+ * the record. The caller releases the pending buffers.
+ */
 void
-lsh_pending_add(GenericXLogState *state, LshMetaPage wmeta, Buffer tailbuf, Buffer newbuf,
-				uint32 rowid)
+lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer newbuf,
+				uint32 rowid, const uint32 *keys, int keyed_bands)
 {
 	Page		page;
+	int			p;
+	uint32	   *slot;
 
 	if (BufferIsValid(newbuf))
 	{
 		BlockNumber nblk = BufferGetBlockNumber(newbuf);
 
-		if (nblk == wmeta->pending_free)
-			wmeta->pending_free = LshPageGetOpaque(BufferGetPage(newbuf))->next;
+		if (nblk == meta->pending_free)
+			meta->pending_free = LshPageGetOpaque(BufferGetPage(newbuf))->next;
 		if (BufferIsValid(tailbuf))
-			LshPageGetOpaque(GenericXLogRegisterBuffer(state, tailbuf, 0))->next = nblk;
+		{
+			LshPageOpaque tail = LshPageGetOpaque(BufferGetPage(tailbuf));
+
+			tail->next = nblk;
+			lsh_wal_changed(r, lsh_wal_page(r, tailbuf, false), &tail->next, sizeof(tail->next));
+		}
 		else
-			wmeta->pending_head = nblk;
-		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+			meta->pending_head = nblk;
+		p = lsh_wal_page(r, newbuf, true);
+		page = BufferGetPage(newbuf);
 		lsh_init_page(page, LSH_PAGE_PENDING, 0);
-		wmeta->pending_tail = nblk;
-		wmeta->pending_pages++;
+		if (keyed_bands > 0)
+		{
+			LshPageGetOpaque(page)->flags |= LSH_PENDING_KEYED;
+			LshPageGetOpaque(page)->count = (uint16) keyed_bands;
+		}
+		meta->pending_tail = nblk;
+		meta->pending_pages++;
+		lsh_wal_changed(r, m, &meta->pending_free, sizeof(meta->pending_free));
+		lsh_wal_changed(r, m, &meta->pending_head, sizeof(meta->pending_head));
+		lsh_wal_changed(r, m, &meta->pending_tail, sizeof(meta->pending_tail));
+		lsh_wal_changed(r, m, &meta->pending_pages, sizeof(meta->pending_pages));
 	}
 	else
-		page = GenericXLogRegisterBuffer(state, tailbuf, 0);
-	LshPendingRowids(page)[pending_count(page)] = rowid;
-	((PageHeader) page)->pd_lower += sizeof(uint32);
-	wmeta->pending_rows++;
+	{
+		p = lsh_wal_page(r, tailbuf, false);
+		page = BufferGetPage(tailbuf);
+	}
+	slot = pending_entry(page, pending_count(page));
+	slot[0] = rowid;
+	if (keyed_bands > 0)
+		memcpy(slot + 1, keys, sizeof(uint32) * keyed_bands);
+	((PageHeader) page)->pd_lower += pending_entry_size(page);
+	lsh_wal_changed(r, p, slot, pending_entry_size(page));
+	lsh_wal_changed(r, p, &((PageHeader) page)->pd_lower, sizeof(LocationIndex));
+	meta->pending_rows++;
+	lsh_wal_changed(r, m, &meta->pending_rows, sizeof(meta->pending_rows));
 }
 
 /* ---------------------------------------------------------------- merge */
@@ -207,6 +282,8 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 {
 	LshWalk		w;
 	int			i = 0;
+	/* indexes into e of one leaf's appends: at most a leaf's capacity */
+	int		   *todo = (int *) palloc(sizeof(int) * (LSH_CONTENT_SIZE / sizeof(uint32) + 1));
 
 	lsh_walk_init(&w, index, NULL);
 	while (i < n)
@@ -220,10 +297,10 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 		Page		page;
 		LshPageOpaque opaque;
 		uint32		hi;
-		GenericXLogState *state;
 		int			j = i;
 		int			appended = 0;
 		int			cap;
+		int			room;
 
 		CHECK_FOR_INTERRUPTS();
 		lsh_walk_chain(&w);
@@ -235,8 +312,8 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 		hi = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : UINT32_MAX;
 		cap = lsh_leaf_capacity(page);
 
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
+		/* what goes in, decided before the critical section */
+		room = cap - lsh_leaf_count(page);
 		while (j < n && e[j].key <= hi)
 		{
 			if (checked)
@@ -252,16 +329,23 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 					continue;
 				}
 			}
-			if (lsh_leaf_count(page) >= cap)
+			if (appended >= room)
 				break;
-			lsh_leaf_append(page, e[j].key, e[j].value);
-			appended++;
+			todo[appended++] = j;
 			j++;
 		}
 		if (appended > 0)
-			GenericXLogFinish(state);
-		else
-			GenericXLogAbort(state);
+		{
+			LshWalRecord r;
+			LocationIndex lower = ((PageHeader) page)->pd_lower;
+
+			lsh_wal_begin(&r, index);
+			(void) lsh_wal_page(&r, buf, false);
+			for (int t = 0; t < appended; t++)
+				lsh_leaf_append(page, e[todo[t]].key, e[todo[t]].value);
+			lsh_wal_appended(&r, 0, lower);
+			lsh_wal_finish(&r);
+		}
 		UnlockReleaseBuffer(buf);
 		if (j < n && e[j].key <= hi)
 		{
@@ -274,6 +358,7 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 		UnlockReleaseBuffer(metabuf);
 		i = j;
 	}
+	pfree(todo);
 }
 
 /* The band entries of the LIVE slots among rowids (sorted), appended to *out. */
@@ -404,7 +489,8 @@ merge_round(Relation index, Size budget)
 				caprows *= 2;
 			rowids = (uint32 *) repalloc_huge(rowids, sizeof(uint32) * caprows);
 		}
-		memcpy(rowids + nrows, LshPendingRowids(page), sizeof(uint32) * cnt);
+		for (int i = 0; i < cnt; i++)
+			rowids[nrows + i] = pending_entry(page, i)[0];
 		nrows += cnt;
 		last = blkno;
 		blkno = LshPageGetOpaque(page)->next;
@@ -539,7 +625,7 @@ pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 		BlockNumber next = LshPageGetOpaque(page)->next;
 		Buffer		nbuf;
 
-		fn(LshPendingRowids(page), pending_count(page));
+		fn(page, blkno);
 		if (blkno == tail || next == InvalidBlockNumber)
 			break;
 		CHECK_FOR_INTERRUPTS();
@@ -551,11 +637,36 @@ pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 	UnlockReleaseBuffer(buf);
 }
 
-void
-lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids)
+/* does one of the row's band keys fall in its band's probe range? */
+static inline bool
+pending_keys_match(const uint32 *keys, const uint32 *lo, const uint32 *hi, int bands)
 {
-	pending_walk(index, walk, metabuf, [&](const uint32 *r, int n) {
-		memcpy(ids->extend(n), r, sizeof(uint32) * n);
+	bool		hit = false;
+
+	/* no early exit: a loop the compiler vectorises beats a branch per band */
+	for (int b = 0; b < bands; b++)
+		hit |= keys[b] >= lo[b] && keys[b] <= hi[b];
+	return hit;
+}
+
+void
+lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
+					const LshIndexParams *params, const uint32 *lo, const uint32 *hi)
+{
+	pending_walk(index, walk, metabuf, [&](Page page, BlockNumber blkno) {
+		int			n = pending_count(page);
+		bool		keyed = (LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) != 0;
+
+		if (keyed && LshPageGetOpaque(page)->count != params->bands)
+			lsh_corrupted(index, "pending list page with another number of band keys than the index's bands",
+						  blkno);
+		for (int i = 0; i < n; i++)
+		{
+			const uint32 *e = pending_entry(page, i);
+
+			if (!keyed || lo == NULL || pending_keys_match(e + 1, lo, hi, params->bands))
+				ids->push(e[0]);
+		}
 	});
 }
 
@@ -572,7 +683,7 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	*n = 0;
 	lsh_walk_init(&w, index, NULL);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	lsh_pending_collect(index, &w, metabuf, &rowids);
+	lsh_pending_collect(index, &w, metabuf, &rowids, params, NULL, NULL);
 	ReleaseBuffer(metabuf);
 	if (rowids.n == 0 || params->num_perm == 0)
 		return NULL;
@@ -641,19 +752,24 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 			if (l == 0)
 			{
 				int			cnt = pending_count(page);
-				const uint32 *r = LshPendingRowids(page);
 
 				pages++;
 				rows += cnt;
+				if ((LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) &&
+					LshPageGetOpaque(page)->count != meta->bands)
+					report(arg, psprintf("block %u: pending rows with %d band keys, the index has %d bands",
+										 blkno, LshPageGetOpaque(page)->count, meta->bands));
 				for (int i = 0; i < cnt; i++)
 				{
-					if (r[i] >= nslots_bound)
+					uint32		rowid = pending_entry(page, i)[0];
+
+					if (rowid >= nslots_bound)
 					{
 						report(arg, psprintf("block %u: pending row id %u beyond the data slots",
-											 blkno, r[i]));
+											 blkno, rowid));
 						break;
 					}
-					row(arg, r[i]);
+					row(arg, rowid);
 				}
 				if (blkno == meta->pending_tail)
 					reached_tail = true;

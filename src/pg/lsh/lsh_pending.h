@@ -39,10 +39,17 @@
 
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_array.h"
+#include "pg/lsh/lsh_wal.h"
 
-/* row ids a pending page holds */
-#define LSH_PENDING_CAPACITY	((int) (LSH_CONTENT_SIZE / sizeof(uint32)))
-#define LshPendingRowids(page)	((uint32 *) ((char *) (page) + LSH_CONTENT_START))
+/*
+ * A keyed pending page (LSH_PENDING_KEYED) holds, for each row, its row id
+ * followed by its band keys (opaque->count of them, the index's bands), so
+ * that a scan keeps the rows whose keys a probe would find in the tree and
+ * verifies only those (a plain page, as 1.1 wrote them, holds row ids only and
+ * every row on it is verified). An index whose rows would not fit eight to a
+ * page keeps plain pages.
+ */
+int			lsh_pending_keyed_bands(const LshIndexParams *params);
 
 extern int	lsh_pending_list_limit;	/* GUC minhash.lsh_pending_list_limit, kB */
 
@@ -58,9 +65,10 @@ Size		lsh_pending_limit_bytes(Relation index);
  * registered; at most two more pages are): prepare locks the pages (after the
  * data page) through the insert's walk w, add registers them and appends rowid.
  */
-Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w);
-void		lsh_pending_add(GenericXLogState *state, LshMetaPage wmeta, Buffer tailbuf,
-							Buffer newbuf, uint32 rowid);
+Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w,
+								int keyed_bands);
+void		lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf,
+							Buffer newbuf, uint32 rowid, const uint32 *keys, int keyed_bands);
 /* is the list over its limit? (metapage locked; the insert reads it there, no second read) */
 bool		lsh_pending_over_limit(Relation index, const LshMetaPageData *meta);
 /* merge the whole list; wait: for the merge lock (else give up if it is taken). Rows merged. */
@@ -70,9 +78,12 @@ int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
  * the pending row ids (unsorted) added to *ids (scans); walk: the scan's
  * checked reads. metabuf: the metapage, pinned and SHARE-locked by the
  * caller (the scan's own metapage read: no second one); returned pinned and
- * unlocked once the walk holds the head page.
+ * unlocked once the walk holds the head page. lo/hi: the probe's key range
+ * of each of the index's bands: a row on a keyed page is added if one of its
+ * keys is in its band's range (NULL: every row).
  */
-void		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids);
+void		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
+								const LshIndexParams *params, const uint32 *lo, const uint32 *hi);
 /* the band entries of the pending rows that are LIVE, sorted by key (pairs walk) */
 LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);
 /*

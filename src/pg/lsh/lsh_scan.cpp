@@ -452,6 +452,8 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	Size		nuniq = 0;
 	Size		nnew = 0;
 	Size		j = 0;
+	uint32	   *lo;
+	uint32	   *hi;
 
 	so->depth = m;
 	so->counters.depth = minhash::prefix_effective_depth(params->layout, m);
@@ -463,27 +465,33 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	 * candidate set can be cancelled and does not hold off splits for long.
 	 * Bands need not see the same tree: a row is found through any band.
 	 */
-	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	/*
-	 * Pending rows (fastupdate) are candidates of every probe; read before
-	 * the tree (lsh_pending.h), from the head in this same metapage read;
-	 * the metapage stays pinned, unlocked.
-	 */
-	lsh_pending_collect(index, &so->walk, metabuf, &ids);
+	/* each band's key range at depth m: its whole key, or a prefix's range */
+	lo = (uint32 *) palloc(sizeof(uint32) * params->bands);
+	hi = (uint32 *) palloc(sizeof(uint32) * params->bands);
 	for (int b = 0; b < params->bands; b++)
 	{
-		uint32		lo = so->keys[b];
-		uint32		hi = so->keys[b];
-
-		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
+		lo[b] = hi[b] = so->keys[b];
 		if (params->version != LSH_VERSION_EXACT && m < params->rows)
-			minhash::prefix_range(params->layout, so->keys[b], m, &lo, &hi);
-		lsh_collect(so, meta, lo, hi, &ids);
+			minhash::prefix_range(params->layout, so->keys[b], m, &lo[b], &hi[b]);
+	}
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	/*
+	 * Pending rows (fastupdate) whose band keys fall in these ranges, as the
+	 * tree's would; read before the tree (lsh_pending.h), from the head in
+	 * this same metapage read; the metapage stays pinned, unlocked.
+	 */
+	lsh_pending_collect(index, &so->walk, metabuf, &ids, params, lo, hi);
+	for (int b = 0; b < params->bands; b++)
+	{
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
+		lsh_collect(so, meta, lo[b], hi[b], &ids);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		so->counters.bands_probed++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	ReleaseBuffer(metabuf);
+	pfree(lo);
+	pfree(hi);
 
 	qsort(ids.data, ids.n, sizeof(uint32), lsh_uint32_cmp);
 	for (Size i = 0; i < ids.n; i++)

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Fast ingest, two builds side by side (issue 13.2): the inserting backend's
+# CPU per row into a table with the primary key only and into one with an lsh
+# index (fastupdate on, the default pending list limit), and the CPU of `%`
+# queries with a pending list almost at its limit and with an empty one,
+# alternating the builds (and which goes first) round by round.
+#
+#   bash bench/ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
+#
+# Each PG_CONFIG names a private PostgreSQL installation with one build of
+# minhash installed; each gets its own scratch cluster (shared_buffers 3GB,
+# checkpoint_timeout 1h, synchronous_commit off) with the same data:
+# m(id int primary key, sig minhash) of `rows` synthetic 30-element sets with
+# an lsh index (fastupdate = on), m_pk the same rows with the primary key
+# only, and a pool of 200,000 more rows. Per round and build (backend CPU,
+# /proc/self/schedstat; WAL from pg_current_wal_insert_lsn):
+#  - pk_us:        20,000 rows into m_pk, 20 INSERT ... SELECT of 1,000, each its own transaction;
+#  - lsh_us, lsh_wal: the same 20,000 rows into m (merges happen when the list passes its limit);
+#  - ckpt_us, ckpt_wal: 20,000 more into m right after a CHECKPOINT (each leaf a merge
+#    touches pays its full-page image once);
+#  - pct_full_us:  1000 `%` queries (t = 0.5) with 7,000 rows pending (just below the 4MB limit);
+#  - pct_empty_us: the same queries after minhash_lsh_clean_pending_list.
+# The tables grow by 47,000 rows a round, the same in both clusters. Ends with
+# medians and new/base ratios, and the x PK only ratios (pk_us / lsh_us).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE=${1:?usage: ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
+NEW=${2:?usage: ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
+rows=${3:-1000000}
+rounds=${4:-3}
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir ingest-compare
+
+start() {  # name pg_config
+    PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 3GB" "maintenance_work_mem = 1GB" \
+        "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
+        "synchronous_commit = off" >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 <<SQL
+CREATE EXTENSION minhash;
+CREATE TABLE m (id int PRIMARY KEY, sig minhash);
+INSERT INTO m SELECT g, minhash(array_agg(hashint4(g * 1000 + j))) FROM generate_series(1, $rows) g, generate_series(1, 30) j GROUP BY g;
+CREATE INDEX m_sig ON m USING lsh (sig) WITH (fastupdate = on);
+CREATE TABLE pool AS SELECT g AS id, minhash(array_agg(hashint4(g * 1000 + j))) AS sig
+  FROM generate_series(1100001, 1300000) g, generate_series(1, 30) j GROUP BY g;
+CREATE INDEX ON pool (id);
+CREATE TABLE m_pk (LIKE m);
+ALTER TABLE m_pk ADD PRIMARY KEY (id);
+INSERT INTO m_pk SELECT * FROM m;
+CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM m ORDER BY hashint4(id) LIMIT 1000;
+VACUUM ANALYZE m; VACUUM ANALYZE m_pk; VACUUM ANALYZE pool;
+SQL
+}
+start base "$BASE"
+start new "$NEW"
+
+# INSERT ... SELECT of 1,000 pool rows per statement: $1 table, $2 first id - 1, $3 rows
+batches() {
+    local b
+    for ((b = 0; b < $3 / 1000; b++)); do
+        echo "INSERT INTO $1 SELECT * FROM pool WHERE id > $(($2 + b * 1000)) AND id <= $(($2 + b * 1000 + 1000));"
+    done
+}
+
+measure() {  # cluster round
+    local lo=$((1100000 + ($2 - 1) * 47000))
+    # shellcheck disable=SC1090
+    . "$SCRATCH/$1/env"
+    {
+        cat <<'SQL'
+CREATE TEMP TABLE r (k text, v float8);
+CREATE FUNCTION pg_temp.cpu_us() RETURNS float8 LANGUAGE sql AS
+  $$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::float8 / 1000 $$;
+CREATE FUNCTION pg_temp.pct_us() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE c0 float8; cnt bigint; q minhash;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  c0 := pg_temp.cpu_us();
+  FOR q IN SELECT sig FROM qs ORDER BY n LOOP
+    SELECT count(*) INTO cnt FROM m WHERE sig % q;
+  END LOOP;
+  RETURN (pg_temp.cpu_us() - c0) / 1000;
+END $$;
+SQL
+        echo "SELECT pg_temp.cpu_us() AS c0 \\gset"
+        batches m_pk "$lo" 20000
+        echo "INSERT INTO r SELECT 'pk_us', (pg_temp.cpu_us() - :c0) / 20000;"
+        echo "SELECT pg_temp.cpu_us() AS c0, pg_current_wal_insert_lsn() AS l0 \\gset"
+        batches m "$lo" 20000
+        echo "INSERT INTO r SELECT 'lsh_us', (pg_temp.cpu_us() - :c0) / 20000;"
+        echo "INSERT INTO r SELECT 'lsh_wal', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / 20000;"
+        echo "CHECKPOINT;"
+        echo "SELECT pg_temp.cpu_us() AS c0, pg_current_wal_insert_lsn() AS l0 \\gset"
+        batches m $((lo + 20000)) 20000
+        echo "INSERT INTO r SELECT 'ckpt_us', (pg_temp.cpu_us() - :c0) / 20000;"
+        echo "INSERT INTO r SELECT 'ckpt_wal', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / 20000;"
+        echo "SELECT minhash_lsh_clean_pending_list('m_sig') \\gset"
+        batches m $((lo + 40000)) 7000
+        echo "SELECT 1 FROM minhash_lsh_stats('m_sig') WHERE pending_rows = 7000 \\gset"
+        echo "INSERT INTO r SELECT 'pct_full_us', pg_temp.pct_us();"
+        echo "SELECT minhash_lsh_clean_pending_list('m_sig') \\gset"
+        echo "INSERT INTO r SELECT 'pct_empty_us', pg_temp.pct_us();"
+        echo "SELECT string_agg(k || '=' || round(v::numeric, 2), ' ' ORDER BY k) FROM r;"
+    } | psql -X -qtA -v ON_ERROR_STOP=1 | tail -n 1
+}
+
+echo "rows=$rows rounds=$rounds base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$SCRATCH/rounds.txt
+for r in $(seq 1 "$rounds"); do
+    order="base new"
+    [ $((r % 2)) -eq 0 ] && order="new base"
+    for b in $order; do
+        echo "round $r $b $(measure "$b" "$r")" | tee -a "$out"
+    done
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+awk '
+    { v = $3; n[v]++; for (i = 4; i <= NF; i++) { split($i, kv, "="); val[v, kv[1], n[v]] = kv[2]; keys[kv[1]] = 1 } }
+    function median(v, k,    m, i, j, t, a) {
+        m = 0; for (i = 1; i <= n[v]; i++) if ((v, k, i) in val) a[++m] = val[v, k, i] + 0
+        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return m == 0 ? "" : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
+    }
+    END {
+        printf "%-13s %10s %10s %8s\n", "median of", "base", "new", "new/base"
+        for (k in keys) { a = median("base", k); b = median("new", k); med[1, k] = a; med[2, k] = b
+            printf "%-13s %10s %10s %8.3f\n", k, a, b, (a > 0 ? b / a : 0) }
+        printf "x PK only (pk_us / lsh_us):  base %.2f  new %.2f\n", med[1, "pk_us"] / med[1, "lsh_us"], med[2, "pk_us"] / med[2, "lsh_us"]
+        printf "x PK only after a CHECKPOINT (pk_us / ckpt_us):  base %.2f  new %.2f\n", med[1, "pk_us"] / med[1, "ckpt_us"], med[2, "pk_us"] / med[2, "ckpt_us"]
+    }' "$out"
