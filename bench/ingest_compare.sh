@@ -96,7 +96,7 @@ SQL
         echo "INSERT INTO r SELECT 'ckpt_wal', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / 20000;"
         echo "SELECT minhash_lsh_clean_pending_list('m_sig') \\gset"
         batches m $((lo + 40000)) 7000
-        echo "SELECT 1 FROM minhash_lsh_stats('m_sig') WHERE pending_rows = 7000 \\gset"
+        echo "SELECT 1 AS pending_ok FROM minhash_lsh_stats('m_sig') WHERE pending_rows = 7000 \\gset"
         echo "INSERT INTO r SELECT 'pct_full_us', pg_temp.pct_us();"
         echo "SELECT minhash_lsh_clean_pending_list('m_sig') \\gset"
         echo "INSERT INTO r SELECT 'pct_empty_us', pg_temp.pct_us();"
@@ -110,7 +110,8 @@ for r in $(seq 1 "$rounds"); do
     order="base new"
     [ $((r % 2)) -eq 0 ] && order="new base"
     for b in $order; do
-        echo "round $r $b $(measure "$b" "$r")" | tee -a "$out"
+        res=$(measure "$b" "$r")   # a failed measurement stops the script (set -e)
+        echo "round $r $b $res" | tee -a "$out"
     done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -122,4 +122,19 @@ double depth_complete_similarity(int m, int bands, double recall) noexcept {
     return std::pow(1.0 - std::pow(1.0 - recall, 1.0 / bands), 1.0 / m);
 }
 
+int rows_in_key_ranges(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
+                       const uint32_t *width, uint32_t *out) noexcept {
+    int n = 0;
+    for (int i = 0; i < nrows; ++i) {
+        const uint32_t *row = rows + static_cast<size_t>(i) * stride;
+        const uint32_t *keys = row + 1;
+        uint32_t hit = 0;
+        for (int b = 0; b < bands; ++b)
+            hit |= static_cast<uint32_t>(keys[b] - lo[b] <= width[b]);
+        out[n] = row[0];
+        n += static_cast<int>(hit);
+    }
+    return n;
+}
+
 }  // namespace minhash

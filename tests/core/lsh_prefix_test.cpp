@@ -182,3 +182,32 @@ TEST(LshPrefix, BandKeysArePinned) {
         EXPECT_EQ(keys[p.bands - 1], p.last);
     }
 }
+
+// rows_in_key_ranges keeps exactly the rows with a key in its band's range,
+// inclusive at both ends, with ranges that wrap nothing (width = hi - lo).
+TEST(LshPrefix, RowsInKeyRanges) {
+    const int bands = 5, stride = 1 + bands;
+    const uint32_t lo[bands] = {10, 0, 0xFFFFFF00u, 500, 7};
+    const uint32_t hi[bands] = {20, 0, 0xFFFFFFFFu, 500, 7};
+    uint32_t width[bands];
+    for (int b = 0; b < bands; ++b)
+        width[b] = hi[b] - lo[b];
+    std::vector<uint32_t> rows;
+    auto add = [&](uint32_t id, std::vector<uint32_t> keys) {
+        rows.push_back(id);
+        rows.insert(rows.end(), keys.begin(), keys.end());
+    };
+    add(1, {9, 1, 5, 499, 8});                 // every key just outside
+    add(2, {10, 1, 5, 499, 8});                // band 0 at lo
+    add(3, {21, 1, 5, 499, 8});                // band 0 just past hi
+    add(4, {9, 0, 5, 499, 8});                 // band 1: the one-key range
+    add(5, {9, 1, 0xFFFFFFFFu, 499, 8});       // band 2 at the top of the key space
+    add(6, {9, 1, 0xFFFFFEFFu, 501, 6});       // all just outside again
+    add(7, {20, 0, 0xFFFFFF00u, 500, 7});      // every band inside
+    std::vector<uint32_t> out(7);
+    const int n = rows_in_key_ranges(rows.data(), 7, stride, bands, lo, width, out.data());
+    out.resize(n);
+    EXPECT_EQ(out, (std::vector<uint32_t>{2, 4, 5, 7}));
+    EXPECT_EQ(rows_in_key_ranges(rows.data(), 0, stride, bands, lo, width, out.data()), 0);
+}
+

@@ -5,6 +5,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "core/lsh_prefix.h"
 #include "pg/lsh/lsh_pending.h"
 #include "pg/lsh/lsh_wal.h"
 #include "pg/compat.h"
@@ -637,37 +638,44 @@ pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 	UnlockReleaseBuffer(buf);
 }
 
-/* does one of the row's band keys fall in its band's probe range? */
-static inline bool
-pending_keys_match(const uint32 *keys, const uint32 *lo, const uint32 *hi, int bands)
-{
-	bool		hit = false;
-
-	/* no early exit: a loop the compiler vectorises beats a branch per band */
-	for (int b = 0; b < bands; b++)
-		hit |= keys[b] >= lo[b] && keys[b] <= hi[b];
-	return hit;
-}
-
 void
 lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
 					const LshIndexParams *params, const uint32 *lo, const uint32 *hi)
 {
+	uint32	   *width = NULL;
+
+	if (lo != NULL)
+	{
+		/* each band's range as lo + width: one unsigned comparison a key */
+		width = (uint32 *) palloc(sizeof(uint32) * params->bands);
+		for (int b = 0; b < params->bands; b++)
+			width[b] = hi[b] - lo[b];
+	}
 	pending_walk(index, walk, metabuf, [&](Page page, BlockNumber blkno) {
 		int			n = pending_count(page);
-		bool		keyed = (LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) != 0;
+		uint32	   *out;
 
-		if (keyed && LshPageGetOpaque(page)->count != params->bands)
+		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED))
+		{
+			for (int i = 0; i < n; i++)
+				ids->push(pending_entry(page, i)[0]);
+			return;
+		}
+		if (LshPageGetOpaque(page)->count != params->bands)
 			lsh_corrupted(index, "pending list page with another number of band keys than the index's bands",
 						  blkno);
-		for (int i = 0; i < n; i++)
+		out = ids->extend(n);
+		if (lo == NULL)
 		{
-			const uint32 *e = pending_entry(page, i);
-
-			if (!keyed || lo == NULL || pending_keys_match(e + 1, lo, hi, params->bands))
-				ids->push(e[0]);
+			for (int i = 0; i < n; i++)
+				out[i] = pending_entry(page, i)[0];
+			return;
 		}
+		ids->n -= n - minhash::rows_in_key_ranges(pending_entry(page, 0), n, pending_entry_words(page),
+												   params->bands, lo, width, out);
 	});
+	if (width != NULL)
+		pfree(width);
 }
 
 LshEntry *

@@ -4,20 +4,23 @@
  * does (docs/lsh.md, "Fast inserts: the pending list").
  *
  * An insert with fastupdate stores the signature in a data slot, as every
- * insert does, and appends the slot's row id to the last pending page, in one
- * WAL record (metapage, data page, pending page[, a new pending page]). Its
- * ~30 band entries, one leaf descent and WAL delta each, are left for the
- * merge, which sorts the entries of many rows by band key and appends all
- * those of one leaf in one WAL record.
+ * insert does, and appends the slot's row id and its band keys to the last
+ * pending page, in one WAL record (metapage, data page, pending page[, a new
+ * pending page]; lsh_wal.h). Its ~30 band entries, one leaf descent and leaf
+ * write each, are left for the merge, which sorts the entries of many rows by
+ * band key and appends all those of one leaf in one WAL record.
  *
- * Pending pages: standard page header, then uint32 row ids up to pd_lower
- * (2038 a page), LshPageOpaqueData with type LSH_PAGE_PENDING and next = the
- * next pending page. The list runs from the metapage's pending_head to
+ * Pending pages: standard page header, then rows up to pd_lower: on a keyed
+ * page (LSH_PENDING_KEYED, opaque->count = the index's bands) a uint32 row
+ * id and the row's band keys each (65 a page at 30 bands), on a plain page
+ * (written by 1.1) row ids only (2038 a page); LshPageOpaqueData with type
+ * LSH_PAGE_PENDING and next = the next pending page. The list runs from the metapage's pending_head to
  * pending_tail; merged pages go to the pending_free list and are only ever
  * reused as pending pages (a page's type never changes).
  *
- * Who sees a pending row: scans read the pending list (verifying each row
- * directly) BEFORE probing the tree; the merge puts a row's entries in the
+ * Who sees a pending row: scans read the pending list (keeping the rows of
+ * a keyed page whose key in some band falls in the probe's range, as a leaf
+ * search would, and every row of a plain page) BEFORE probing the tree; the merge puts a row's entries in the
  * tree BEFORE it removes the row from the list. So a scan finds every row
  * committed before it started, in the list or in the tree (possibly both:
  * candidates are deduplicated by row id). The pairs walk reads the list
