@@ -42,6 +42,8 @@ lsh_build_state_init(LshBuildState *st, Relation index, const LshMetaPageData *m
 	st->buildctx = CurrentMemoryContext;
 	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
 									   ALLOCSET_DEFAULT_SIZES);
+	/* a parallel participant logs if the leader does (its relcache may not know) */
+	lsh_wal_batch_init(&st->wal, shared ? lsh_shared_use_wal(shared) : RelationNeedsWAL(index));
 }
 
 /*
@@ -82,9 +84,13 @@ lsh_build_begin_groups(LshBuildState *st)
 	MemoryContextSwitchTo(oldcxt);
 }
 
-/* Append a finished page image to the index, at the block number expected. */
+/*
+ * Append a page image to the index, at the block number expected; final: it
+ * will not change again, so it goes to the WAL batch (the metapage is
+ * rewritten at the end and logged then).
+ */
 static void
-lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
+lsh_build_write(LshBuildState *st, Page image, BlockNumber expected, bool final)
 {
 	Buffer		buf = lsh_new_buffer(st->index);
 
@@ -93,7 +99,13 @@ lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
 			 expected, BufferGetBlockNumber(buf));
 	memcpy(BufferGetPage(buf), image, BLCKSZ);
 	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
+	if (!final)
+	{
+		UnlockReleaseBuffer(buf);
+		return;
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	lsh_wal_batch_add(&st->wal, buf);
 }
 
 /*
@@ -149,7 +161,8 @@ lsh_build_flush_data(LshBuildState *st)
 	}
 	memcpy(BufferGetPage(buf), page, BLCKSZ);
 	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	lsh_wal_batch_add(&st->wal, buf);
 
 	if (st->band_groups)
 	{
@@ -282,7 +295,7 @@ lsh_emit_leaf(LshLeafBuilder *lb, int n, bool last)
 	}
 	if (!lsh_leaf_write(page, lb->pending, n))
 		elog(ERROR, "lsh build: %d entries do not fit a leaf", n);
-	lsh_build_write(lb->st, page, lb->blkno);
+	lsh_build_write(lb->st, page, lb->blkno, true);
 	CHECK_FOR_INTERRUPTS();
 
 	lb->npending -= n;
@@ -444,7 +457,7 @@ lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
 				opaque->flags |= LSH_HAS_HIGH;
 				opaque->next = blkno + 1;
 			}
-			lsh_build_write(st, page, blkno);
+			lsh_build_write(st, page, blkno, true);
 			lsh_level_add(&up, opaque->low, blkno);
 		}
 		if (cur.data != leaves->data)
@@ -488,7 +501,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		lsh_resolve_params(&probe, typmod, 0, MINHASH_FAMILY_NATIVE);
 	}
 
-	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO);
+	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO, false);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_SCAN);
 	/* parallel workers if plan_create_index_workers grants some and they start */
@@ -541,11 +554,10 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		*LshPageGetMeta(BufferGetPage(buf)) = st->meta;
 		MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		lsh_wal_batch_add(&st->wal, buf);
 	}
-
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+	lsh_wal_batch_flush(&st->wal);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
