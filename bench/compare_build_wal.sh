@@ -16,7 +16,8 @@
 # as minhash.so (a rename, so a running backend keeps its mapping) before a
 # build, which runs in a new session and so loads it; the file found there at
 # the start is put back at the end. The rows are those of
-# bench/sql/variant_clusters.sql; a CHECKPOINT precedes every build.
+# bench/sql/variant_clusters.sql, maintenance_work_mem = 1GB (bench/run.sh's);
+# a CHECKPOINT precedes every build.
 # Scratch data goes under $SCRATCH_PARENT (default /var/tmp): at 1M rows the
 # index is about 730 MB and each build writes as much WAL.
 set -euo pipefail
@@ -42,7 +43,7 @@ use_so() {  # file
 }
 
 use_so "$NEW_SO"
-scratch_cluster c "shared_buffers = $sb" "maintenance_work_mem = 512MB" "jit = off" \
+scratch_cluster c "shared_buffers = $sb" "maintenance_work_mem = 1GB" "jit = off" \
     "autovacuum = off" "max_wal_size = 4GB" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -f bench/sql/variant_clusters.sql >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pageinspect' -c 'VACUUM ANALYZE d'
@@ -51,6 +52,7 @@ psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pageinspect' -c 'VACUUM ANALY
 build() {  # so
     use_so "$1"
     psql -X -qtA -v ON_ERROR_STOP=1 <<'SQL'
+SET client_min_messages = warning;
 DROP INDEX IF EXISTS d_lsh;
 CHECKPOINT;
 SELECT pg_current_wal_insert_lsn() AS l0,
