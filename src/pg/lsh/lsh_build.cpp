@@ -8,9 +8,13 @@
  * fills leaves to LSH_BUILD_FILL in key order and the internal levels are
  * built bottom-up. With parallel workers (lsh_build_parallel.cpp) every
  * process scans part of the table and sorts its part; this file's leader
- * code reads their merge. Pages go through shared buffers without WAL and are
- * logged in bulk at the end (log_newpage_range), as a build has no concurrent
- * readers to protect.
+ * code reads their merge. Pages go through shared buffers; each page is
+ * final when written (a leaf's high key and right link are set before), so
+ * the process that wrote it WAL-logs it then, as a full-page image, 32 to a
+ * record (lsh_build_wal.cpp); the metapage, rewritten at the end, is logged
+ * last. Logging the finished index instead (log_newpage_range) read it back,
+ * from disk once it outgrew shared_buffers. No WAL when the index does not
+ * need it (unlogged, or wal_level = minimal in the creating transaction).
  */
 #include "pg/pg_prelude.h"
 
