@@ -14,7 +14,7 @@
  * record (lsh_build_wal.cpp); the metapage, rewritten at the end, is logged
  * last. Logging the finished index instead (log_newpage_range) read it back,
  * from disk once it outgrew shared_buffers. No WAL when the index does not
- * need it (unlogged, or wal_level = minimal in the creating transaction).
+ * need it (unlogged, or wal_level = minimal: the file is synced at commit).
  */
 #include "pg/pg_prelude.h"
 

@@ -35,6 +35,7 @@ typedef struct LshBuildLeader LshBuildLeader;
 typedef struct LshWalBatch
 {
 	bool		use_wal;		/* false: pages are released unlogged */
+	int			limit;			/* pages per record: LSH_WAL_BATCH, fewer in tiny shared_buffers */
 	int			n;
 	Buffer		bufs[LSH_WAL_BATCH];
 } LshWalBatch;

@@ -6,7 +6,8 @@
  * leaf with its high key and right link; an internal page), except the
  * metapage, rewritten at the end. So a participant keeps the pins of the
  * pages it wrote, unlocked, and logs them as full-page images in one WAL
- * record per LSH_WAL_BATCH pages while they are still in shared buffers.
+ * record per LSH_WAL_BATCH pages (32, all a record can reference) while they
+ * are still in shared buffers.
  * Logging the finished index instead (log_newpage_range) read it all back,
  * from disk once it outgrew shared_buffers: 28% of a 10M-row build.
  *
@@ -26,11 +27,17 @@ extern "C" {
 #include "storage/bufmgr.h"
 }
 
+/*
+ * Every participant of a parallel build keeps a batch pinned: with a tiny
+ * shared_buffers (the minimum is 16 buffers) fewer pages go to a record, so
+ * the pins never crowd out the buffers the build itself needs.
+ */
 void
 lsh_wal_batch_init(LshWalBatch *batch, bool use_wal)
 {
 	batch->use_wal = use_wal;
 	batch->n = 0;
+	batch->limit = Max(1, Min(LSH_WAL_BATCH, NBuffers / 64));
 }
 
 /*
@@ -80,6 +87,6 @@ lsh_wal_batch_add(LshWalBatch *batch, Buffer buf)
 		return;
 	}
 	batch->bufs[batch->n++] = buf;
-	if (batch->n == LSH_WAL_BATCH)
+	if (batch->n >= batch->limit)
 		lsh_wal_batch_flush(batch);
 }
