@@ -18,6 +18,8 @@
 # the start is put back at the end. The rows are those of
 # bench/sql/variant_clusters.sql, maintenance_work_mem = 1GB (bench/run.sh's);
 # a CHECKPOINT precedes every build.
+# With UNLOGGED=1 each round also builds with NEW_SO on an unlogged copy of
+# the table ("new-unlogged": no WAL at all), which prices the WAL itself.
 # Scratch data goes under $SCRATCH_PARENT (default /var/tmp): at 1M rows the
 # index is about 730 MB and each build writes as much WAL.
 set -euo pipefail
@@ -47,18 +49,21 @@ scratch_cluster c "shared_buffers = $sb" "maintenance_work_mem = 1GB" "jit = off
     "autovacuum = off" "max_wal_size = 4GB" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -f bench/sql/variant_clusters.sql >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pageinspect' -c 'VACUUM ANALYZE d'
+if [ "${UNLOGGED:-0}" = 1 ]; then
+    psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE UNLOGGED TABLE du AS SELECT * FROM d' -c 'VACUUM ANALYZE du'
+fi
 
 # one build: prints "wall_s cpu_s wal_mb pages"
-build() {  # so
+build() {  # so [table]
     use_so "$1"
-    psql -X -qtA -v ON_ERROR_STOP=1 <<'SQL'
+    psql -X -qtA -v ON_ERROR_STOP=1 -v t="${2:-d}" <<'SQL'
 SET client_min_messages = warning;
 DROP INDEX IF EXISTS d_lsh;
 CHECKPOINT;
 SELECT pg_current_wal_insert_lsn() AS l0,
        split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint AS c0,
        clock_timestamp() AS t0 \gset
-CREATE INDEX d_lsh ON d USING lsh (sig) WITH (threshold = 0.5);
+CREATE INDEX d_lsh ON :t USING lsh (sig) WITH (threshold = 0.5);
 SELECT round(extract(epoch FROM clock_timestamp() - :'t0')::numeric, 2),
        round((split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - :c0) / 1e9, 2),
        round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / 1048576.0, 1),
@@ -78,8 +83,13 @@ echo "round build wall_s cpu_s wal_mb pages"
 : >"$SCRATCH/results"
 for r in $(seq 1 "$rounds"); do
     if [ $((r % 2)) -eq 1 ]; then order="base new"; else order="new base"; fi
+    [ "${UNLOGGED:-0}" = 1 ] && order="$order new-unlogged"
     for b in $order; do
         if [ "$b" = base ]; then so=$BASE_SO; else so=$NEW_SO; fi
+        if [ "$b" = new-unlogged ]; then
+            echo "$r $b $(build "$so" du | tr '|' ' ')" | tee -a "$SCRATCH/results"
+            continue
+        fi
         line=$(build "$so" | tr '|' ' ')
         echo "$r $b $line" | tee -a "$SCRATCH/results"
         if [ "$r" -eq 1 ]; then
@@ -105,6 +115,8 @@ END {
         for (i = 1; i <= n[b]; i++) { x[i] = l[b, i] } ml[b] = median(x, n[b])
         printf "median %s: wall %.2f s, backend CPU %.2f s, WAL %.1f MB\n", b, mw[b], mc[b], ml[b]
     }
+    if ("new-unlogged" in n)
+        printf "new-unlogged / new: wall %.3f, CPU %.3f\n", mw["new-unlogged"] / mw["new"], mc["new-unlogged"] / mc["new"]
     printf "new / base: wall %.3f, CPU %.3f, WAL %.3f\n", mw["new"] / mw["base"], mc["new"] / mc["base"], ml["new"] / ml["base"]
 }' "$SCRATCH/results"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
