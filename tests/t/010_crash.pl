@@ -82,7 +82,7 @@ $node->safe_psql('postgres', q{
 	CREATE FUNCTION slow_sig(id bigint) RETURNS minhash
 	LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 	BEGIN
-		IF id % 4 = 0 AND current_setting('test.slow_build', true) = 'on' THEN
+		IF id % 2 = 0 AND current_setting('test.slow_build', true) = 'on' THEN
 			PERFORM pg_sleep(0.002);
 		END IF;
 		RETURN public.fam_sig(id);
