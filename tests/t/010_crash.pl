@@ -1,5 +1,7 @@
 # Crash safety of the lsh index: kill -9 during concurrent inserts (and during
-# deletes and VACUUM), right after CREATE INDEX, and on an unlogged table.
+# deletes and VACUUM), right after CREATE INDEX, on an unlogged table, and an
+# immediate stop after serial and parallel builds larger than shared_buffers
+# with checkpoints running during them.
 # After each restart: minhash_lsh_check is clean, no acknowledged commit is
 # lost, and every row is found through the index by its own signature on both
 # the amgettuple and the amgetbitmap paths.
@@ -66,6 +68,72 @@ $node->safe_psql('postgres',
 is(self_find_missing($node, 'u', 'u_sig_idx', 'index'),
 	'0', 'rows inserted into the reset unlogged index are found');
 check_clean($node, 'u_sig_idx', 'reset unlogged index is clean after inserts');
+
+# --- 1b. a checkpoint in the middle of a build, then an immediate stop -------
+# The build WAL-logs each page as it writes it (lsh_build_wal.cpp): pages
+# logged before a checkpoint's redo point must reach disk through that
+# checkpoint, the later ones come back from WAL. The index expression sleeps
+# while test.slow_build is on, so the builds are still scanning the table when
+# the CHECKPOINT runs (pg_stat_progress_create_index says how far they are);
+# then an immediate stop (no shutdown checkpoint) right after each build. One
+# serial build and one parallel build (two workers), each index larger than
+# shared_buffers (2MB).
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION slow_sig(id bigint) RETURNS minhash
+	LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+	BEGIN
+		IF id % 2 = 0 AND current_setting('test.slow_build', true) = 'on' THEN
+			PERFORM pg_sleep(0.002);
+		END IF;
+		RETURN public.fam_sig(id);
+	END $$;
+	CREATE TABLE c (id bigint NOT NULL) WITH (parallel_workers = 2);
+	INSERT INTO c SELECT g FROM generate_series(1, 6000) g;
+	ANALYZE c;
+});
+for my $build (
+	[ 'c_serial_idx', 'SET max_parallel_maintenance_workers = 0;', qr/^$/ ],
+	[ 'c_par_idx',    'SET max_parallel_maintenance_workers = 2;', qr/[12] of 2 parallel workers launched/ ])
+{
+	my ($index, $gucs, $debug) = @$build;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-v', 'ON_ERROR_STOP=1', '-c',
+		  "SET test.slow_build = on; SET client_min_messages = debug1; $gucs "
+		  . "CREATE INDEX $index ON c USING lsh (slow_sig(id)) WITH (threshold = 0.5)" ],
+		'>', \$out, '2>', \$err,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	ok($node->poll_query_until('postgres', q{
+		SELECT blocks_total > 0 AND blocks_done * 2 >= blocks_total
+		FROM pg_stat_progress_create_index WHERE relid = 'c'::regclass AND pid <> pg_backend_pid()}),
+		"$index: the build is half way through the table");
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = 'c'::regclass"),
+		'1', "$index: the CHECKPOINT completed while the build was running");
+	ok($h->finish, "$index: CREATE INDEX succeeds") or diag($err);
+	my ($line) = $err =~ /lsh build of "\Q$index\E": (.*)/;
+	like($line // '', $debug, "$index: serial or parallel as asked");
+	cmp_ok($node->safe_psql('postgres',
+		"SELECT pg_relation_size('$index') > pg_size_bytes(current_setting('shared_buffers'))"),
+		'eq', 't', "$index: the index is larger than shared_buffers");
+	$log_offset = -s $node->logfile;
+	$node->stop('immediate');
+	$node->start;
+	ok($node->log_contains(qr/redo done at/, $log_offset),
+		"$index: crash recovery replayed WAL after the immediate stop");
+	check_clean($node, $index, "$index: minhash_lsh_check (heapallindexed) is clean after recovery");
+	is($node->safe_psql('postgres', q{
+		SET enable_seqscan = off;
+		SELECT count(*) FROM c a WHERE id % 7 = 0
+		  AND (SELECT count(*) FROM c b WHERE slow_sig(b.id) % public.fam_sig(a.id) AND b.id = a.id) <> 1}),
+		'0', "$index: every row found by its own signature after recovery");
+	like($node->safe_psql('postgres',
+		'SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM c WHERE slow_sig(id) % fam_sig(1)'),
+		qr/\Q$index\E/, "$index: the lookups use the index");
+	$node->safe_psql('postgres', "DROP INDEX $index");
+}
+$node->safe_psql('postgres', 'DROP TABLE c; DROP FUNCTION slow_sig(bigint)');
 
 # --- concurrent writers ----------------------------------------------------
 # Each writer is a psql running a long script of 10-row INSERTs (one commit

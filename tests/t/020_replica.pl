@@ -2,7 +2,9 @@
 # and VACUUM on the primary; the hot standby answers `%` and ORDER BY <%> LIMIT
 # queries exactly as the primary does, through the index, and its copy of the
 # index is consistent. Also checks that the build logs pages in bulk (no
-# per-tuple WAL records) and that the replayed index is writable after promotion.
+# per-tuple WAL records), that fresh serial and parallel builds larger than
+# shared_buffers replay to the primary's pages byte for byte, and that the
+# replayed index is writable after promotion.
 use strict;
 use warnings;
 
@@ -107,6 +109,64 @@ my ($pct, $near) = same_answers('after build');
 is($pct->{1}, '1,2,3,4,5,6,7', "after build: % with row 1's signature finds its family");
 is($pct->{123456} // '', '', 'after build: % finds no row for a signature of no row');
 like($near->{1}, qr/^1:0(\.0+)?,/, 'after build: ORDER BY <%> returns the row itself first');
+
+# --- builds larger than shared_buffers, serial and parallel -----------------
+# The build logs each page as it writes it, 32 to a record (lsh_build_wal.cpp):
+# the standby's copy must be the primary's page for page (past pd_lsn and
+# pd_checksum), for an index larger than shared_buffers (16MB, so pages are
+# evicted between being written and the end of the build) and for a parallel
+# build (the workers log the data pages they write).
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION pageinspect;
+	CREATE TABLE big (id bigint NOT NULL, sig minhash) WITH (parallel_workers = 2);
+	INSERT INTO big SELECT g, fam_sig(g) FROM generate_series(1, 30000) g;
+	ANALYZE big;
+});
+
+# md5 of every page of $index past its first 10 bytes (pd_lsn, pd_checksum)
+sub pages_md5
+{
+	my ($node, $index) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) || ' pages ' ||
+		       md5(string_agg(md5(substr(get_raw_page('$index', b::int), 11)), '' ORDER BY b))
+		FROM generate_series(0, pg_relation_size('$index') / current_setting('block_size')::int - 1) b});
+}
+
+for my $build (
+	[ 'big_serial_idx', 'SET max_parallel_maintenance_workers = 0;', qr/^$/ ],
+	[ 'big_par_idx',    'SET max_parallel_maintenance_workers = 2;', qr/[12] of 2 parallel workers launched/ ])
+{
+	my ($index, $gucs, $debug) = @$build;
+	my $l0 = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	my ($ret, $out, $err) = $primary->psql('postgres',
+		"$gucs SET client_min_messages = debug1; CREATE INDEX $index ON big USING lsh (sig)");
+	is($ret, 0, "$index: CREATE INDEX succeeds") or diag($err);
+	my ($line) = $err =~ /lsh build of "\Q$index\E": (.*)/;
+	like($line // '', $debug, "$index: serial or parallel as asked");
+	my $l1 = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	my ($records, $pages, $buffers) = split /\|/, $primary->safe_psql('postgres', qq{
+		SELECT (SELECT count(*) FROM pg_get_wal_records_info('$l0', '$l1')
+		        WHERE block_ref LIKE '%rel 1663/' || d.oid || '/' || pg_relation_filenode('$index') || ' %'),
+		       pg_relation_size('$index') / current_setting('block_size')::int,
+		       current_setting('shared_buffers', true)::text
+		FROM pg_database d WHERE d.datname = current_database()});
+	cmp_ok($pages * 8192, '>', 16 * 1024 * 1024,
+		"$index: the index ($pages pages) is larger than shared_buffers ($buffers)");
+	# 32 pages a record, plus one partly filled batch per participant
+	cmp_ok($records, '<=', int(($pages + 31) / 32) + 3,
+		"$index: pages are logged 32 to a record ($records records, $pages pages)");
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	my $md5 = pages_md5($primary, $index);
+	is(pages_md5($standby, $index), $md5, "$index: the standby's pages are the primary's ($md5)");
+	check_clean($standby, $index, "$index: minhash_lsh_check is clean on the standby");
+	my $q = 'SET enable_seqscan = off; SELECT string_agg(id::text, \',\' ORDER BY id) '
+	  . 'FROM big WHERE sig % fam_sig(12345)';
+	is($standby->safe_psql('postgres', $q), '12344,12345,12346,12347,12348,12349,12350,12351',
+		"$index: the standby finds a family through the index");
+	$primary->safe_psql('postgres', "DROP INDEX $index");
+}
+$primary->safe_psql('postgres', 'DROP TABLE big');
 
 # --- changes after the build ------------------------------------------------
 $primary->safe_psql('postgres', q{

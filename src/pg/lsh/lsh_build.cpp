@@ -8,9 +8,13 @@
  * fills leaves to LSH_BUILD_FILL in key order and the internal levels are
  * built bottom-up. With parallel workers (lsh_build_parallel.cpp) every
  * process scans part of the table and sorts its part; this file's leader
- * code reads their merge. Pages go through shared buffers without WAL and are
- * logged in bulk at the end (log_newpage_range), as a build has no concurrent
- * readers to protect.
+ * code reads their merge. Pages go through shared buffers; each page is
+ * final when written (a leaf's high key and right link are set before), so
+ * the process that wrote it WAL-logs it then, as a full-page image, 32 to a
+ * record (lsh_build_wal.cpp); the metapage, rewritten at the end, is logged
+ * last. Logging the finished index instead (log_newpage_range) read it back,
+ * from disk once it outgrew shared_buffers. No WAL when the index does not
+ * need it (unlogged, or wal_level = minimal: the file is synced at commit).
  */
 #include "pg/pg_prelude.h"
 
@@ -42,6 +46,8 @@ lsh_build_state_init(LshBuildState *st, Relation index, const LshMetaPageData *m
 	st->buildctx = CurrentMemoryContext;
 	st->tmpctx = AllocSetContextCreate(CurrentMemoryContext, "lsh build row",
 									   ALLOCSET_DEFAULT_SIZES);
+	/* a parallel participant logs if the leader does (its relcache may not know) */
+	lsh_build_wal_init(&st->wal, shared ? lsh_shared_use_wal(shared) : RelationNeedsWAL(index));
 }
 
 /*
@@ -82,9 +88,13 @@ lsh_build_begin_groups(LshBuildState *st)
 	MemoryContextSwitchTo(oldcxt);
 }
 
-/* Append a finished page image to the index, at the block number expected. */
+/*
+ * Append a page image to the index, at the block number expected; final: it
+ * will not change again, so it goes to the WAL batch (the metapage is
+ * rewritten at the end and logged then).
+ */
 static void
-lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
+lsh_build_write(LshBuildState *st, Page image, BlockNumber expected, bool final)
 {
 	Buffer		buf = lsh_new_buffer(st->index);
 
@@ -93,7 +103,13 @@ lsh_build_write(LshBuildState *st, Page image, BlockNumber expected)
 			 expected, BufferGetBlockNumber(buf));
 	memcpy(BufferGetPage(buf), image, BLCKSZ);
 	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
+	if (!final)
+	{
+		UnlockReleaseBuffer(buf);
+		return;
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	lsh_build_wal_add(&st->wal, buf);
 }
 
 /*
@@ -149,7 +165,8 @@ lsh_build_flush_data(LshBuildState *st)
 	}
 	memcpy(BufferGetPage(buf), page, BLCKSZ);
 	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	lsh_build_wal_add(&st->wal, buf);
 
 	if (st->band_groups)
 	{
@@ -282,7 +299,7 @@ lsh_emit_leaf(LshLeafBuilder *lb, int n, bool last)
 	}
 	if (!lsh_leaf_write(page, lb->pending, n))
 		elog(ERROR, "lsh build: %d entries do not fit a leaf", n);
-	lsh_build_write(lb->st, page, lb->blkno);
+	lsh_build_write(lb->st, page, lb->blkno, true);
 	CHECK_FOR_INTERRUPTS();
 
 	lb->npending -= n;
@@ -444,7 +461,7 @@ lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
 				opaque->flags |= LSH_HAS_HIGH;
 				opaque->next = blkno + 1;
 			}
-			lsh_build_write(st, page, blkno);
+			lsh_build_write(st, page, blkno, true);
 			lsh_level_add(&up, opaque->low, blkno);
 		}
 		if (cur.data != leaves->data)
@@ -488,7 +505,7 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		lsh_resolve_params(&probe, typmod, 0, MINHASH_FAMILY_NATIVE);
 	}
 
-	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO);
+	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO, false);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_SCAN);
 	/* parallel workers if plan_create_index_workers grants some and they start */
@@ -541,11 +558,10 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		*LshPageGetMeta(BufferGetPage(buf)) = st->meta;
 		MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		lsh_build_wal_add(&st->wal, buf);
 	}
-
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+	lsh_build_wal_flush(&st->wal);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

@@ -28,6 +28,18 @@ extern "C" {
 typedef struct LshBuildShared LshBuildShared;
 typedef struct LshBuildLeader LshBuildLeader;
 
+/* Pages per WAL record: as many block references as a record can hold */
+#define LSH_BUILD_WAL_BATCH 32
+
+/* Pages written but not yet WAL-logged, pinned (lsh_build_wal.cpp) */
+typedef struct LshBuildWal
+{
+	bool		use_wal;		/* false: pages are released unlogged */
+	int			limit;			/* pages per record: LSH_BUILD_WAL_BATCH, fewer in tiny shared_buffers */
+	int			n;
+	Buffer		bufs[LSH_BUILD_WAL_BATCH];
+} LshBuildWal;
+
 typedef struct LshBuildState
 {
 	Relation	index;
@@ -55,6 +67,7 @@ typedef struct LshBuildState
 	int64		nentries;
 	MemoryContext tmpctx;		/* reset per row */
 	LshBuildShared *shared;		/* parallel participant: NULL in a serial build */
+	LshBuildWal wal;			/* the pages this participant wrote, to log */
 } LshBuildState;
 
 /* lsh_build.cpp */
@@ -64,6 +77,11 @@ void		lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *i
 							   bool tupleIsAlive, void *state);
 void		lsh_build_flush_data(LshBuildState *st);
 
+/* lsh_build_wal.cpp */
+void		lsh_build_wal_init(LshBuildWal *batch, bool use_wal);
+void		lsh_build_wal_add(LshBuildWal *batch, Buffer buf);
+void		lsh_build_wal_flush(LshBuildWal *batch);
+
 /* lsh_build_parallel.cpp */
 LshBuildLeader *lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 								   const LshMetaPageData *meta);
@@ -72,6 +90,7 @@ void		lsh_parallel_end(LshBuildLeader *leader);
 /* called by the parallel build as a participant (lsh_build_parallel.cpp) */
 void		lsh_shared_adopt_params(LshBuildState *st);
 void		lsh_shared_free_push(LshBuildShared *shared, Page page, BlockNumber blkno);
+bool		lsh_shared_use_wal(LshBuildShared *shared);
 extern "C" PGDLLEXPORT void lsh_parallel_build_main(dsm_segment *seg, shm_toc *toc);
 
 #endif

@@ -63,6 +63,7 @@ struct LshBuildShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	bool		isconcurrent;
+	bool		use_wal;		/* the leader's RelationNeedsWAL(index) */
 	int			scantuplesortstates;	/* participants planned: their sort memory share */
 
 	slock_t		mutex;
@@ -133,6 +134,12 @@ lsh_shared_free_push(LshBuildShared *shared, Page page, BlockNumber blkno)
 	SpinLockRelease(&shared->mutex);
 }
 
+bool
+lsh_shared_use_wal(LshBuildShared *shared)
+{
+	return shared->use_wal;
+}
+
 /*
  * One participant's share: scan the blocks the parallel scan hands out, fill
  * data pages, sort the band entries of its rows (a worker run of the shared
@@ -165,6 +172,7 @@ lsh_participate(LshBuildShared *shared, Sharedsort *sharedsort, Relation heap, R
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
 									   lsh_build_callback, &st, scan);
 	lsh_build_flush_data(&st);
+	lsh_build_wal_flush(&st.wal);
 	tuplesort_performsort(st.sort);
 
 	SpinLockAcquire(&shared->mutex);
@@ -314,6 +322,7 @@ lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const Ls
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->use_wal = RelationNeedsWAL(index);
 	shared->scantuplesortstates = scantuplesortstates;
 	SpinLockInit(&shared->mutex);
 	shared->meta = *meta;
