@@ -13,14 +13,15 @@ SET client_min_messages = warning;
 -- cluster's 60 elements and adds its own), and 1000 rows like no other
 CREATE TABLE ppar (id int PRIMARY KEY, body text, sig minhash);
 INSERT INTO ppar (id, body, sig)
-SELECT c * 10 + m, 'cluster ' || c,
+SELECT c * 10 + m, 'cluster ' || md5(c::text),
        minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(1, 60) j WHERE j <> m + 1) || ARRAY[-(c * 10 + m)])
 FROM generate_series(1, 400) c, generate_series(0, 5) m
 WHERE m <= c % 6;
 INSERT INTO ppar (id, body, sig)
-SELECT 100000 + i, 'single ' || i, minhash(ARRAY(SELECT 10000000 + i * 1000 + j FROM generate_series(1, 50) j))
+SELECT 100000 + i, 'single ' || md5(i::text), minhash(ARRAY(SELECT 10000000 + i * 1000 + j FROM generate_series(1, 50) j))
 FROM generate_series(1, 1000) i;
 CREATE INDEX ppar_idx ON ppar USING lsh (sig);
+CREATE INDEX ppar_expr_idx ON ppar USING lsh (minhash(body, 'char', 3));
 
 -- the pairs and clusters, serial and parallel, as (count, checksum)
 CREATE FUNCTION ppar_pairs(idx regclass, threshold float8 DEFAULT NULL) RETURNS text
@@ -57,6 +58,10 @@ CALL ppar_run('clusters', $q$SELECT ppar_clusters('ppar_idx', 'connected')$q$);
 CALL ppar_run('clusters representative', $q$SELECT ppar_clusters('ppar_idx', 'representative')$q$);
 CALL ppar_run('exact', $q$SELECT count(*) || ' pairs, checksum ' || sum(hashtext(key_a || ',' || key_b)::bigint)
                           FROM minhash_similar_pairs('ppar_idx', 'id', 0.5, exact => true, text_column => 'body', unit => 'char', k => 3)$q$);
+-- exact mode on an expression index: the text expression runs (as the
+-- table owner) in the leader, which resolves the rows
+CALL ppar_run('exact, index expression', $q$SELECT count(*) || ' pairs, checksum ' || sum(hashtext(key_a || ',' || key_b)::bigint)
+                                         FROM minhash_similar_pairs('ppar_expr_idx', 'id', 0.5, exact => true)$q$);
 -- keys of another type
 CALL ppar_run('text keys', $q$SELECT count(*) || ' pairs, checksum ' || sum(hashtext(key_a || ',' || key_b)::bigint)
                               FROM minhash_similar_pairs('ppar_idx', 'body', key_type => NULL::text)$q$);
