@@ -2,7 +2,9 @@
 # Parallel all-pairs walk (issue 13): minhash_similar_pairs and
 # minhash_clusters with 0, 1 and 2 parallel workers
 # (max_parallel_workers_per_gather; the 1M-row index is far above
-# minhash.pairs_min_parallel_index_size), wall time and CPU time (the backend
+# minhash.pairs_min_parallel_index_size), the leader walking key ranges too
+# (parallel_leader_participation, the default) and with 2 workers also not
+# ("2, leader off"), wall time and CPU time (the backend
 # plus its workers: the postmaster's reaped-children CPU, read around one psql
 # connection that runs only the query), and the result's row count, which
 # must not depend on the workers. The worker counts alternate within each
@@ -46,10 +48,12 @@ echo "| query | workers | round | wall s | CPU s (backend + workers) | rows | lo
 echo "|---|---|---|---|---|---|---|"
 for q in "${queries[@]}"; do
     for r in $(seq 1 "$rounds"); do
-        for w in 0 1 2; do
+        for w in 0 1 2 "2, leader off"; do
+            leader=on; [ "$w" = "2, leader off" ] && leader=off
             load=$(cut -d' ' -f1-3 /proc/loadavg)
             c0=$(cpu)
-            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET max_parallel_workers_per_gather = $w" \
+            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET max_parallel_workers_per_gather = ${w%%,*}" \
+                -c "SET parallel_leader_participation = $leader" \
                 -c '\timing on' -c "SELECT count(*) FROM $q")
             sleep 1
             c1=$(cpu)

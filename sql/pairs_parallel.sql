@@ -1,7 +1,8 @@
 -- minhash_similar_pairs and minhash_clusters walked by parallel workers
--- (minhash.pairs_min_parallel_index_size = 0 forces them on a small index)
--- give the same answer as the serial walk (max_parallel_workers_per_gather
--- = 0): each pair once, the same similarity. Compared as counts and an
+-- (minhash.pairs_min_parallel_index_size = 0 forces them on a small index),
+-- with the leader walking too or not (parallel_leader_participation), give
+-- the same answer as the serial walk (max_parallel_workers_per_gather = 0):
+-- each pair once, the same similarity. Compared as counts and an
 -- order-independent checksum of the set, since the order of the rows differs.
 -- Whether workers started is not shown (it depends on free worker slots);
 -- tests/t/170_parallel_pairs.pl checks that they do.
@@ -37,15 +38,17 @@ LANGUAGE sql AS $$
   FROM minhash_clusters(idx, 'id', mode => mode)
 $$;
 
-CREATE TABLE ppar_results (what text, workers int, result text);
+CREATE TABLE ppar_results (what text, workers int, leader bool, result text);
 CREATE PROCEDURE ppar_run(what text, query text) LANGUAGE plpgsql AS $$
 DECLARE
+    c text[];
     r text;
 BEGIN
-    FOREACH r IN ARRAY ARRAY['0', '2'] LOOP
-        PERFORM set_config('max_parallel_workers_per_gather', r, true);
+    FOREACH c SLICE 1 IN ARRAY ARRAY[['0', 'on'], ['2', 'on'], ['2', 'off']] LOOP
+        PERFORM set_config('max_parallel_workers_per_gather', c[1], true);
+        PERFORM set_config('parallel_leader_participation', c[2], true);
         EXECUTE query INTO r;
-        INSERT INTO ppar_results VALUES (what, current_setting('max_parallel_workers_per_gather')::int, r);
+        INSERT INTO ppar_results VALUES (what, c[1]::int, c[2]::bool, r);
     END LOOP;
 END $$;
 
@@ -99,11 +102,11 @@ CALL ppar_run('partitioned', $q$SELECT ppar_pairs('ppar_p_idx')$q$);
 CALL ppar_run('partitioned clusters', $q$SELECT ppar_clusters('ppar_p_idx', 'connected')$q$);
 COMMIT;
 -- the same pairs as the plain index holding the same rows
-SELECT (SELECT result FROM ppar_results WHERE what = 'partitioned' AND workers = 2) =
+SELECT (SELECT result FROM ppar_results WHERE what = 'partitioned' AND workers = 2 AND leader) =
        (SELECT result FROM ppar_results WHERE what = 'pending' AND workers = 0) AS partitioned_as_plain;
 
 -- serial and parallel agree on every query
-SELECT what, count(DISTINCT result) AS answers, min(result) AS result
+SELECT what, count(*) AS runs, count(DISTINCT result) AS answers, min(result) AS result
 FROM ppar_results GROUP BY what ORDER BY what;
 
 -- the GUC is in blocks, as min_parallel_index_scan_size

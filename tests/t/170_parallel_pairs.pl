@@ -61,6 +61,10 @@ is($l3, '2 of 2 parallel workers launched', 'minhash_clusters walks with workers
 is($cpar, $node->safe_psql('postgres', "SET max_parallel_workers_per_gather = 0; $clusters"),
 	'... and returns the serial clusters');
 
+my ($noleader, $l6) = walk("$force SET parallel_leader_participation = off;", $pairs);
+is($l6, '2 of 2 parallel workers launched', 'parallel_leader_participation = off: the workers alone walk');
+is($noleader, $serial, '... the same pairs');
+
 my ($one, $l4) = walk("SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 1;", $pairs);
 is($l4, '1 of 1 parallel workers launched', 'max_parallel_workers_per_gather caps the workers');
 is($one, $serial, '... one worker, the same pairs');
@@ -85,7 +89,8 @@ ok( $node->poll_query_until('postgres',
 	'... and its workers are gone');
 
 # Damage only a worker meets: every page but the metapage (which the leader
-# reads) zeroed. The worker's XX002 is the query's error.
+# reads) zeroed, and the leader not walking (parallel_leader_participation
+# off). The worker's XX002 is the query's error.
 my $file = $node->safe_psql('postgres', "SELECT pg_relation_filepath('t_idx')");
 my $blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('t_idx') / 8192");
 $node->stop;
@@ -96,9 +101,12 @@ print $fh "\0" x (8192 * ($blocks - 1));
 close $fh;
 $node->start;
 my $start = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
-($ret, $out, $err) = $node->psql('postgres', "$force $pairs", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+($ret, $out, $err) = $node->psql('postgres', "$force SET parallel_leader_participation = off; $pairs",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  XX002: .*t_idx/, 'damage met by a worker: the query fails with XX002 naming the index');
 like($err, qr/parallel worker/, '... raised in a parallel worker');
+($ret, $out, $err) = $node->psql('postgres', "$force $pairs", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  XX002: .*t_idx/, 'the leader walking ranges too: XX002 from whichever process meets it');
 ($ret, $out, $err) = $node->psql('postgres', "SET max_parallel_workers_per_gather = 0; $pairs",
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  XX002: .*t_idx/, 'the serial walk reports the same damage');

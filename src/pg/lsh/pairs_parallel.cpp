@@ -8,7 +8,7 @@
  * only in the group of its first fully equal band (pairs.h), so walkers of
  * disjoint ranges never verify a pair twice and need no shared set of pairs
  * seen. The key space is cut into PAIRS_CHUNKS such ranges, which the
- * workers take one at a time from a shared counter (band keys are uniform
+ * workers (and the leader) take one at a time from a shared counter (band keys are uniform
  * hashes, so the ranges are about equal; taking them one at a time evens
  * out the rest). A worker walks a range as the serial walk does -- every
  * part's leaves (found by a descent to the range's first key) merged,
@@ -19,8 +19,9 @@
  * The leader does what needs the query's state: it resolves each pair's
  * rows through the row cache (visibility under the snapshot, keys, exact
  * similarity, the table owner's expressions) and emits them, exactly as the
- * serial walk does, so the answer is the same set (in another order). It
- * does not walk ranges itself: resolving rows is its share of the work.
+ * serial walk does, so the answer is the same set (in another order).
+ * Unless parallel_leader_participation is off, it also walks a range itself
+ * whenever no worker has pairs waiting; its pairs go straight to the rows.
  *
  * Workers are used only where they pay: an index (all partitions' indexes
  * together) of at least minhash.pairs_min_parallel_index_size, up to
@@ -43,6 +44,7 @@ extern "C" {
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -60,8 +62,13 @@ extern "C" {
 #define PAIRS_KEY_SHARED	UINT64CONST(0xB5A0000000000101)
 #define PAIRS_KEY_QUEUES	UINT64CONST(0xB5A0000000000102)
 
-/* key ranges the walk is cut into (fewer if groups are wider than 2^32 / this) */
-#define PAIRS_CHUNKS		64
+/*
+ * Key ranges the walk is cut into (fewer if groups are wider than 2^32 /
+ * this): small enough that the leader, walking one between draining the
+ * queues, keeps the workers waiting little (about 15 ms of walk each at 1M
+ * rows), large enough that the descents to their first leaves cost nothing.
+ */
+#define PAIRS_CHUNKS		256
 /* each worker's queue to the leader */
 #define PAIRS_QUEUE_SIZE	((Size) 256 * 1024)
 /* pairs per message */
@@ -162,6 +169,20 @@ pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
 	return (int) Min((uint32) max_parallel_workers_per_gather, *nchunks);
 }
 
+/* The next key range [lo, hi] to walk, from the shared counter; false when none is left. */
+static bool
+take_chunk(PairsShared *shared, uint32 *lo, uint32 *hi)
+{
+	uint32		chunk = pg_atomic_fetch_add_u32(&shared->next_chunk, 1);
+	uint64		first = (uint64) chunk * shared->chunk_width;
+
+	if (chunk >= shared->nchunks)
+		return false;
+	*lo = (uint32) first;
+	*hi = (uint32) (first + shared->chunk_width - 1);
+	return true;
+}
+
 static void
 sender_flush(PairsSender *s)
 {
@@ -233,12 +254,12 @@ minhash_pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	w = pairs_walk_begin(&run, send_verified, sender, true);
 	while (!sender->detached)
 	{
-		uint32		chunk = pg_atomic_fetch_add_u32(&shared->next_chunk, 1);
-		uint64		lo = (uint64) chunk * shared->chunk_width;
+		uint32		lo,
+					hi;
 
-		if (chunk >= shared->nchunks)
+		if (!take_chunk(shared, &lo, &hi))
 			break;
-		pairs_walk_range(w, (uint32) lo, (uint32) (lo + shared->chunk_width - 1));
+		pairs_walk_range(w, lo, hi);
 		sender_flush(sender);
 		pg_atomic_fetch_add_u32(&shared->chunks_done, 1);
 	}
@@ -261,7 +282,38 @@ minhash_pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	MemoryContextDelete(run.cxt);
 }
 
-/* The workers' pairs, into the row cache and out, until every worker is done. */
+/* progress: the share of the key ranges walked (the serial walk's last line is below 100% too) */
+static void
+report_chunks(PairsRun *run, PairsShared *shared)
+{
+	uint32		done = pg_atomic_read_u32(&shared->chunks_done);
+
+	if (done < shared->nchunks)
+		pairs_report_progress(run, (double) done / shared->nchunks);
+}
+
+/* where the leader's own walk sends its pairs: straight to the row cache */
+typedef struct PairsLeaderOut
+{
+	PairsEmitFn emit;
+	void	   *arg;
+} PairsLeaderOut;
+
+static void
+leader_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
+				ItemPointer tidb, double sim)
+{
+	PairsLeaderOut *out = (PairsLeaderOut *) arg;
+
+	pairs_emit_verified(run, out->emit, out->arg, ida, tida, idb, tidb, sim);
+}
+
+/*
+ * The workers' pairs, into the row cache and out, until every worker is
+ * done. With parallel_leader_participation the leader walks a key range
+ * itself whenever no queue has a message, as a Gather's leader runs the plan
+ * when no tuple is waiting.
+ */
 static void
 pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 					  shm_mq_handle **mqh, PairsEmitFn emit, void *arg)
@@ -269,8 +321,11 @@ pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 	int			nworkers = pcxt->nworkers_launched;
 	bool	   *done = (bool *) palloc0(sizeof(bool) * nworkers);
 	int			active = nworkers;
+	PairsLeaderOut out = {emit, arg};
+	PairsWalk  *w = parallel_leader_participation ?
+		pairs_walk_begin(run, leader_verified, &out, true) : NULL;
 
-	while (active > 0)
+	while (active > 0 || w != NULL)
 	{
 		bool		got = false;
 
@@ -307,8 +362,22 @@ pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 				if ((j & 63) == 63)
 					CHECK_FOR_INTERRUPTS();
 			}
-			pairs_report_progress(run, (double) pg_atomic_read_u32(&shared->chunks_done) /
-								  shared->nchunks);
+			report_chunks(run, shared);
+		}
+		if (!got && w != NULL)
+		{
+			uint32		lo,
+						hi;
+
+			if (take_chunk(shared, &lo, &hi))
+			{
+				pairs_walk_range(w, lo, hi);
+				pg_atomic_fetch_add_u32(&shared->chunks_done, 1);
+				report_chunks(run, shared);
+				continue;
+			}
+			pairs_walk_end(w);
+			w = NULL;
 		}
 		if (!got && active > 0)
 		{
