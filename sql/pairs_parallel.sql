@@ -90,6 +90,19 @@ BEGIN;
 CALL ppar_run('pending', $q$SELECT ppar_pairs('ppar_idx')$q$);
 COMMIT;
 
+-- groups too large for memory, in the workers as in the serial walk: at
+-- work_mem = 64kB a group's row ids spill to a tuplesort beyond 512 and its
+-- signatures are compared in chunks (pairs_memory); 700 identical rows make
+-- one such group per band
+CREATE TABLE ppar_same (id int PRIMARY KEY, sig minhash);
+INSERT INTO ppar_same SELECT g, minhash('one text in every row'::text) FROM generate_series(1, 700) g;
+CREATE INDEX ppar_same_idx ON ppar_same USING lsh (sig);
+SET work_mem = '64kB';
+BEGIN;
+CALL ppar_run('spilled groups', $q$SELECT ppar_pairs('ppar_same_idx')$q$);
+COMMIT;
+RESET work_mem;
+
 -- a partitioned index: every partition's leaves are merged in each key range
 CREATE TABLE ppar_p (id int, body text, sig minhash) PARTITION BY HASH (id);
 CREATE TABLE ppar_p0 PARTITION OF ppar_p FOR VALUES WITH (MODULUS 3, REMAINDER 0);
@@ -115,6 +128,6 @@ SHOW minhash.pairs_min_parallel_index_size;
 RESET minhash.pairs_min_parallel_index_size;
 
 RESET client_min_messages;
-DROP TABLE ppar, ppar_p, ppar_results;
+DROP TABLE ppar, ppar_p, ppar_same, ppar_results;
 DROP FUNCTION ppar_pairs, ppar_clusters;
 DROP PROCEDURE ppar_run;
