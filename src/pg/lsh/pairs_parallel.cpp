@@ -162,6 +162,9 @@ pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
 	}
 	if (blocks < (uint64) pairs_min_parallel_index_size)
 		return 0;
+	/* a group is keys equal under a prefix mask; anything else cannot be cut into ranges */
+	if ((group & (group - 1)) != 0)
+		return 0;
 	*width = Max(group, (UINT64CONST(1) << 32) / PAIRS_CHUNKS);
 	*nchunks = (uint32) ((UINT64CONST(1) << 32) / *width);
 	if (*nchunks < 2)
