@@ -22,6 +22,12 @@
  * k, seed, bands and rows (checked at setup), so band keys and the
  * first-equal-band rule mean the same in all of them.
  *
+ * Key ranges: a walker may cover only keys [lo, hi] (pairs_walk_range), as
+ * the parallel walk's participants do (pairs_parallel.cpp): its cursors
+ * start at a descent to lo instead of the leftmost leaf, keep the entries of
+ * the range, and its verified pairs go to a callback (the queue to the
+ * leader) instead of straight to the row cache.
+ *
  * Concurrency: no metapage lock is held during the walk, so inserts and
  * VACUUM proceed. A leaf is copied under its share lock together with its
  * right link. Splits only move entries to a new right sibling, which the
