@@ -766,6 +766,7 @@ cursor_load(PairsWalk *w, PairsCursor *c)
 	Page		page;
 	bool		has_high;
 	uint32		high;
+	BlockNumber right = InvalidBlockNumber;
 
 	if (!lsh_cursor_next(&c->leaves))
 		return false;
@@ -774,7 +775,24 @@ cursor_load(PairsWalk *w, PairsCursor *c)
 	c->pos = 0;
 	has_high = (LshPageGetOpaque(page)->flags & LSH_HAS_HIGH) != 0;
 	high = LshPageGetOpaque(page)->high;
+	if (w->ranged && has_high && high > w->hi)
+		right = lsh_walk_right(&c->lw, page);
 	lsh_cursor_release(&c->leaves);
+	if (right != InvalidBlockNumber)
+	{
+		/*
+		 * The range ends in this leaf, so the cursor stops here; its right
+		 * sibling is read all the same, to check that its low key continues
+		 * this leaf's high key, as the whole walk checks every leaf's: a
+		 * damaged high key would otherwise end the range early, silently.
+		 */
+		Page		rpage;
+		Buffer		rbuf = lsh_walk_read(&c->lw, right, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+										 InvalidBlockNumber, &rpage);
+
+		if (BufferIsValid(rbuf))
+			UnlockReleaseBuffer(rbuf);
+	}
 
 	if (w->ranged)
 	{
