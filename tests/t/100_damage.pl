@@ -7,8 +7,8 @@
 # copy of every relation file taken with the server stopped. Then, in
 # batches: stop the server, copy the pristine files back, damage each table's
 # index file in one seeded way, start, and run on each damaged index
-#   % (index scan), % (bitmap scan), ORDER BY <%> LIMIT, minhash_similar_pairs,
-#   minhash_clusters, minhash_lsh_check(heapallindexed), INSERT, VACUUM,
+#   % (index scan), % (bitmap scan), ORDER BY <%> LIMIT, minhash_similar_pairs
+#   (serial, and walked by parallel workers), minhash_clusters, minhash_lsh_check(heapallindexed), INSERT, VACUUM,
 #   minhash_lsh_stats
 # each under statement_timeout. Every statement must end with an error of
 # class XX (XX001 data_corrupted from the buffer manager, XX002
@@ -341,6 +341,9 @@ sub run_variant
 		[ 'similar_bitmap', "SET enable_seqscan = off; SET enable_indexscan = off; SET enable_bitmapscan = on;\n" . q_similar("d$t", $q) ],
 		[ 'nearest', "SET enable_seqscan = off; SET enable_bitmapscan = on; SET enable_indexscan = on;\n" . q_nearest("d$t", $q) ],
 		[ 'pairs', q_pairs("d${t}_idx") ],
+		# the walk cut into key ranges among parallel workers and the leader
+		[ 'pairs_parallel', "SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 2;\n"
+			  . q_pairs("d${t}_idx") . ";\nRESET minhash.pairs_min_parallel_index_size" ],
 		[ 'clusters', q_clusters("d${t}_idx") ],
 		[ 'check', "SELECT count(*) FROM minhash_lsh_check('d${t}_idx', true)" ],
 		[ 'insert', "INSERT INTO d$t SELECT id + 1000, sig FROM base WHERE id < 24" ],
@@ -456,7 +459,7 @@ while ($done < $nvariants)
 			$nanswers++;
 			my $want = $stmt eq 'similar' || $stmt eq 'similar_bitmap' ? $want_similar{$q}
 			  : $stmt eq 'nearest' ? $want_nearest{$q}
-			  : $stmt eq 'pairs' ? $want_pairs
+			  : $stmt eq 'pairs' || $stmt eq 'pairs_parallel' ? $want_pairs
 			  : $stmt eq 'clusters' ? $want_clusters
 			  : undef;
 			$check_found = 1 if $stmt eq 'check' && $out ne '0';

@@ -6,6 +6,7 @@
 
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
+#include "pg/lsh/pairs.h"
 
 #include <cfloat>
 #include <cmath>
@@ -86,6 +87,7 @@ lsh_init(void)
 					  "Size of the pending list's signatures that triggers its merge, in kB",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	lsh_pending_init();
+	pairs_parallel_init();
 
 	DefineCustomIntVariable("minhash.lsh_min_candidates",
 							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",

@@ -5,6 +5,7 @@
  * The pipeline, one file per stage:
  *  pairs_setup.cpp    arguments, relations, privileges, the key and text expressions
  *  pairs_walk.cpp     the leaf walk: band groups, candidate pairs, verification
+ *  pairs_parallel.cpp the walk split into key ranges among parallel workers
  *  pairs_rows.cpp     rows by row id: snapshot visibility, key, shingles (bounded cache)
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
@@ -186,6 +187,24 @@ pairs_part_of(const PairsRun *run, uint64 gid)
 
 /* pairs_walk.cpp */
 void		pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg);
+
+/* A pair that passed verification in the walk, before its rows are resolved. */
+typedef void (*PairsVerifiedFn) (PairsRun *run, void *arg, uint64 ida, ItemPointer tida,
+								 uint64 idb, ItemPointer tidb, double similarity);
+typedef struct PairsWalk PairsWalk;
+
+PairsWalk  *pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged);
+void		pairs_walk_range(PairsWalk *w, uint32 lo, uint32 hi);
+void		pairs_walk_end(PairsWalk *w);
+void		pairs_walk_summary(PairsRun *run);
+void		pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida,
+								ItemPointer tida, uint64 idb, ItemPointer tidb, double sim);
+void		pairs_report_progress(PairsRun *run, double done);
+
+/* pairs_parallel.cpp */
+extern int	pairs_min_parallel_index_size;
+void		pairs_parallel_init(void);
+bool		pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_rows.cpp */
 void		pairs_cache_init(PairsRun *run);

@@ -22,6 +22,12 @@
  * k, seed, bands and rows (checked at setup), so band keys and the
  * first-equal-band rule mean the same in all of them.
  *
+ * Key ranges: a walker may cover only keys [lo, hi] (pairs_walk_range), as
+ * the parallel walk's participants do (pairs_parallel.cpp): its cursors
+ * start at a descent to lo instead of the leftmost leaf, keep the entries of
+ * the range, and its verified pairs go to a callback (the queue to the
+ * leader) instead of straight to the row cache.
+ *
  * Concurrency: no metapage lock is held during the walk, so inserts and
  * VACUUM proceed. A leaf is copied under its share lock together with its
  * right link. Splits only move entries to a new right sibling, which the
@@ -123,12 +129,17 @@ typedef struct PairsPassed
 	double		sim;
 } PairsPassed;
 
-typedef struct PairsWalk
+struct PairsWalk
 {
 	PairsRun   *run;
 	PairsPages	pages;
-	PairsEmitFn emit;
+	PairsVerifiedFn verified;	/* where a verified pair goes */
 	void	   *arg;
+	bool		ranged;			/* pairs_walk_range: keys in [lo, hi] only, no progress reports */
+	uint32		lo;
+	uint32		hi;
+	LshEntry  **pending;		/* per part: its pending rows' entries, sorted (ranged walks) */
+	int		   *npending;
 	PairsCursor *cursors;		/* one per part */
 	int		   *heap;			/* cursors with entries left, a min-heap by current key */
 	int			nheap;
@@ -139,7 +150,7 @@ typedef struct PairsWalk
 	PairsChunk	a;
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
-} PairsWalk;
+};
 
 /* Where a group reader is: the next in-memory id, the last id returned. */
 typedef struct IdReaderPos
@@ -368,11 +379,15 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 	return sim < run->args.threshold ? -1 : sim;
 }
 
-/* A verified pair: emit it if both rows are visible (and, exact, similar enough). */
-static void
-emit_pair(PairsWalk *w, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb, double sim)
+/*
+ * A verified pair: emit it if both rows are visible (and, exact, similar
+ * enough). The serial walk calls this for each pair it verifies; a parallel
+ * walk's leader for each pair its workers send (pairs_parallel.cpp).
+ */
+void
+pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, ItemPointer tida,
+					uint64 idb, ItemPointer tidb, double sim)
 {
-	PairsRun   *run = w->run;
 	PairsRow   *a;
 	PairsRow   *b;
 
@@ -389,9 +404,15 @@ emit_pair(PairsWalk *w, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer ti
 	}
 	run->pairs++;
 	if (pairs_compare_keys(run, a->key, b->key) > 0)
-		w->emit(run, w->arg, b, a, sim);
+		emit(run, arg, b, a, sim);
 	else
-		w->emit(run, w->arg, a, b, sim);
+		emit(run, arg, a, b, sim);
+}
+
+static inline void
+emit_pair(PairsWalk *w, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb, double sim)
+{
+	w->verified(w->run, w->arg, ida, tida, idb, tidb, sim);
 }
 
 static inline void
@@ -665,13 +686,13 @@ group_add(PairsWalk *w, int part, const LshEntry *e, int n)
 
 /*
  * Progress: band keys are uniform 32-bit hashes walked in order, so the
- * current key over 2^32 is the share of the walk done. A NOTICE every ten
+ * current key over 2^32 is the share of the walk done (a parallel walk's
+ * leader passes the share of its key ranges done). A NOTICE every ten
  * seconds (none in a short run), DEBUG1 at every tenth.
  */
-static void
-report_progress(PairsRun *run, uint32 key)
+void
+pairs_report_progress(PairsRun *run, double done)
 {
-	double		done = key / 4294967296.0;
 	int			decile = (int) (done * 10);
 	TimestampTz now = GetCurrentTimestamp();
 
@@ -734,37 +755,72 @@ prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 }
 
 /*
- * Read the cursor's next leaf if its current one is used up; false when the
- * part has no entries left. A leaf is copied with its right link under its
- * share lock, then sorted (inserts append out of order).
+ * Read the cursor's next leaf; false at the end of its level (or range). A
+ * leaf is copied with its right link under its share lock, then sorted
+ * (inserts append out of order). A ranged walk keeps the keys of its range.
  */
+static bool
+cursor_load(PairsWalk *w, PairsCursor *c)
+{
+	PairsRun   *run = w->run;
+	Page		page;
+	bool		has_high;
+	uint32		high;
+	BlockNumber right = InvalidBlockNumber;
+
+	if (!lsh_cursor_next(&c->leaves))
+		return false;
+	page = c->leaves.page;
+	c->n = lsh_leaf_decode(page, c->leaf);
+	c->pos = 0;
+	has_high = (LshPageGetOpaque(page)->flags & LSH_HAS_HIGH) != 0;
+	high = LshPageGetOpaque(page)->high;
+	if (w->ranged && has_high && high > w->hi)
+		right = lsh_walk_right(&c->lw, page);
+	lsh_cursor_release(&c->leaves);
+	if (right != InvalidBlockNumber)
+	{
+		/*
+		 * The range ends in this leaf, so the cursor stops here; its right
+		 * sibling is read all the same, to check that its low key continues
+		 * this leaf's high key, as the whole walk checks every leaf's: a
+		 * damaged high key would otherwise end the range early, silently.
+		 */
+		Page		rpage;
+		Buffer		rbuf = lsh_walk_read(&c->lw, right, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
+										 InvalidBlockNumber, &rpage);
+
+		if (BufferIsValid(rbuf))
+			UnlockReleaseBuffer(rbuf);
+	}
+
+	if (w->ranged)
+	{
+		int			m = 0;
+
+		for (int i = 0; i < c->n; i++)
+			if (c->leaf[i].key >= w->lo && c->leaf[i].key <= w->hi)
+				c->leaf[m++] = c->leaf[i];
+		c->n = m;
+	}
+	run->leaves++;
+	run->entries += c->n;
+	sort_entries(c->leaf, c->n);
+	prefetch_leaf(w, c->part, c->leaf, c->n);
+	if (has_high && !w->ranged)
+		pairs_report_progress(run, high / 4294967296.0);
+	return true;
+}
+
+/* Read leaves until the cursor has an entry; false when the part has none left. */
 static bool
 cursor_fill(PairsWalk *w, PairsCursor *c)
 {
-	PairsRun   *run = w->run;
-
 	while (c->pos >= c->n)
 	{
-		Page		page;
-		bool		has_high;
-		uint32		high;
-
 		CHECK_FOR_INTERRUPTS();
-		if (!lsh_cursor_next(&c->leaves))
+		if (!cursor_load(w, c))
 			return false;
-		page = c->leaves.page;
-		c->n = lsh_leaf_decode(page, c->leaf);
-		c->pos = 0;
-		has_high = (LshPageGetOpaque(page)->flags & LSH_HAS_HIGH) != 0;
-		high = LshPageGetOpaque(page)->high;
-		lsh_cursor_release(&c->leaves);
-
-		run->leaves++;
-		run->entries += c->n;
-		sort_entries(c->leaf, c->n);
-		prefetch_leaf(w, c->part, c->leaf, c->n);
-		if (has_high)
-			report_progress(run, high);
 	}
 	return true;
 }
@@ -824,115 +880,258 @@ heap_take_top(PairsWalk *w, uint32 key)
 	heap_sift_down(w, 0);
 }
 
-void
-pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
+/* put cursor c into the heap of cursors with entries left */
+static void
+heap_push(PairsWalk *w, int c)
 {
-	MemoryContext oldcxt;
-	PairsWalk	w;
+	int			i = w->nheap++;
+
+	w->heap[i] = c;
+	while (i > 0 && cursor_key(w, w->heap[(i - 1) / 2]) > cursor_key(w, w->heap[i]))
+	{
+		std::swap(w->heap[i], w->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+}
+
+/*
+ * A walker: its memory in run->cxt (bounded by work_mem as described in
+ * docs/pairs.md), one cursor per part and one per part's pending rows.
+ * ranged: it will walk key ranges (pairs_walk_range) rather than every
+ * leaf from the leftmost.
+ */
+PairsWalk *
+pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+	PairsWalk  *w = (PairsWalk *) palloc0(sizeof(PairsWalk));
 	int			k = run->params.num_perm;
 	Size		per_row;
 
-	if (k == 0)
-		return;					/* nothing was ever inserted */
-
-	oldcxt = MemoryContextSwitchTo(run->cxt);
-	memset(&w, 0, sizeof(w));
-	w.run = run;
-	w.emit = emit;
-	w.arg = arg;
+	w->run = run;
+	w->verified = verified;
+	w->arg = arg;
+	w->ranged = ranged;
 	/* two chunks of signatures (and their ids) in a quarter of work_mem */
 	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint64);
-	w.chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
-	w.idbuf = (uint64 *) palloc(sizeof(uint64) * w.chunk_cap);
-	chunk_alloc(&w.a, w.chunk_cap, k);
-	chunk_alloc(&w.b, w.chunk_cap, k);
-	pages_init(&w);
-	w.group.cap = 1024;
-	w.group.ids = (uint64 *) palloc(sizeof(uint64) * w.group.cap);
+	w->chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
+	w->idbuf = (uint64 *) palloc(sizeof(uint64) * w->chunk_cap);
+	chunk_alloc(&w->a, w->chunk_cap, k);
+	chunk_alloc(&w->b, w->chunk_cap, k);
+	pages_init(w);
+	w->group.cap = 1024;
+	w->group.ids = (uint64 *) palloc(sizeof(uint64) * w->group.cap);
 	/* a group's ids in memory: a sixteenth of work_mem (512 ids at the minimum, 64kB) */
-	w.group.max_ids = (int) Min(run->budget / 4 / sizeof(uint64), (Size) (MaxAllocHugeSize / sizeof(uint64) / 2));
+	w->group.max_ids = (int) Min(run->budget / 4 / sizeof(uint64), (Size) (MaxAllocHugeSize / sizeof(uint64) / 2));
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
 
 	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
-	w.strategy = GetAccessStrategy(BAS_BULKREAD);
+	w->strategy = GetAccessStrategy(BAS_BULKREAD);
 
-	if (run->nparts > 1)
-		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
-			 run->args.funcname, run->nparts, run->indexname);
 	/* one cursor per part, each with room for a full leaf of the narrower (7-byte) format */
-	w.cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts * 2);
-	w.heap = (int *) palloc(sizeof(int) * run->nparts * 2);
+	w->cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts * 2);
+	w->heap = (int *) palloc(sizeof(int) * run->nparts * 2);
+	w->pending = (LshEntry **) palloc0(sizeof(LshEntry *) * run->nparts);
+	w->npending = (int *) palloc0(sizeof(int) * run->nparts);
 	/*
 	 * Then one more cursor per part: its pending rows' entries (fastupdate),
 	 * read before its leaf level (lsh_pending.h); a row merged meanwhile
 	 * meets itself in a group, where row ids are deduplicated.
 	 */
-	for (int p = run->nparts; p < 2 * run->nparts; p++)
+	for (int p = 0; p < run->nparts; p++)
 	{
-		PairsCursor *c = &w.cursors[p];
+		PairsCursor *c = &w->cursors[run->nparts + p];
 
-		c->part = p - run->nparts;
-		c->leaf = lsh_pending_entries(run->parts[c->part].index, &run->params, &c->n);
-		lsh_walk_init(&c->lw, run->parts[c->part].index, NULL);
+		c->part = p;
+		w->pending[p] = lsh_pending_entries(run->parts[p].index, &run->params, &w->npending[p]);
+		lsh_walk_init(&c->lw, run->parts[p].index, NULL);
 		lsh_cursor_level(&c->leaves, &c->lw, InvalidBlockNumber, BUFFER_LOCK_SHARE, 0);
-		if (c->n > 0)
-		{
-			int			i = w.nheap++;
-
-			w.heap[i] = p;
-			while (i > 0 && cursor_key(&w, w.heap[(i - 1) / 2]) > cursor_key(&w, w.heap[i]))
-			{
-				std::swap(w.heap[i], w.heap[(i - 1) / 2]);
-				i = (i - 1) / 2;
-			}
-		}
 	}
 	for (int p = 0; p < run->nparts; p++)
 	{
-		PairsCursor *c = &w.cursors[p];
+		PairsCursor *c = &w->cursors[p];
 
 		c->part = p;
 		c->leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
 		/* the same checked reads as scans; a right-link cycle ends at the block count */
-		lsh_walk_init(&c->lw, run->parts[p].index, w.strategy);
-		lsh_cursor_level(&c->leaves, &c->lw, run->parts[p].leftmost, BUFFER_LOCK_SHARE, 0);
-		if (cursor_fill(&w, c))
-		{
-			int			i = w.nheap++;
-
-			/* sift up */
-			w.heap[i] = p;
-			while (i > 0 && cursor_key(&w, w.heap[(i - 1) / 2]) > cursor_key(&w, w.heap[i]))
-			{
-				std::swap(w.heap[i], w.heap[(i - 1) / 2]);
-				i = (i - 1) / 2;
-			}
-		}
+		lsh_walk_init(&c->lw, run->parts[p].index, w->strategy);
 	}
+	MemoryContextSwitchTo(oldcxt);
+	return w;
+}
 
-	/*
-	 * The merge: the smallest current key of all parts is the next band
-	 * group; every cursor at that key adds its run, then the group is
-	 * verified. Keys ascend in every part, so a group is complete when no
-	 * cursor is left at its key.
-	 */
-	while (w.nheap > 0)
+/*
+ * The merge: the smallest current key of all parts is the next band group;
+ * every cursor at that key adds its run, then the group is verified. Keys
+ * ascend in every part, so a group is complete when no cursor is left at
+ * its key.
+ */
+static void
+walk_merge(PairsWalk *w)
+{
+	while (w->nheap > 0)
 	{
-		uint32		key = cursor_key(&w, w.heap[0]);
+		uint32		key = cursor_key(w, w->heap[0]);
 
 		CHECK_FOR_INTERRUPTS();
-		start_group(&w, key);
-		while (w.nheap > 0 && cursor_key(&w, w.heap[0]) == key)
-			heap_take_top(&w, key);
-		finish_group(&w);
+		start_group(w, key);
+		while (w->nheap > 0 && cursor_key(w, w->heap[0]) == key)
+			heap_take_top(w, key);
+		finish_group(w);
 	}
-	FreeAccessStrategy(w.strategy);
+}
 
+/* first index of e[0..n) (sorted) whose key is at least key */
+static int
+entries_lower_bound(const LshEntry *e, int n, uint64 key)
+{
+	int			lo = 0;
+	int			hi = n;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if ((uint64) e[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The band groups of keys in [lo, hi] of every part (a ranged walker). The
+ * range must hold whole groups: lo and hi + 1 multiples of the group width
+ * (keys equal under run->key_mask). Each part's leaves are found by a
+ * descent to lo under the metapage lock, held until the first leaf is
+ * copied (the descent's leaf must hold lo: a split in between would move lo
+ * to the right); later leaves follow right links as in the whole walk.
+ */
+void
+pairs_walk_range(PairsWalk *w, uint32 lo, uint32 hi)
+{
+	PairsRun   *run = w->run;
+	MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+
+	Assert(w->ranged);
+	w->lo = lo;
+	w->hi = hi;
+	w->nheap = 0;
+	for (int p = 0; p < run->nparts; p++)
+	{
+		PairsCursor *c = &w->cursors[run->nparts + p];
+		int			from = entries_lower_bound(w->pending[p], w->npending[p], lo);
+		int			to = entries_lower_bound(w->pending[p], w->npending[p], (uint64) hi + 1);
+
+		c->leaf = w->pending[p] + from;
+		c->n = to - from;
+		c->pos = 0;
+		if (c->n > 0)
+			heap_push(w, run->nparts + p);
+	}
+	for (int p = 0; p < run->nparts; p++)
+	{
+		PairsCursor *c = &w->cursors[p];
+		Relation	index = run->parts[p].index;
+		LshMetaPage meta;
+		Buffer		metabuf;
+		bool		loaded;
+
+		c->n = c->pos = 0;
+		if (run->parts[p].leftmost == InvalidBlockNumber)
+			continue;			/* nothing was ever inserted */
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		lsh_cursor_range(&c->leaves, &c->lw, meta, lo, hi);
+		loaded = cursor_load(w, c);
+		UnlockReleaseBuffer(metabuf);
+		if (loaded && cursor_fill(w, c))
+			heap_push(w, p);
+	}
+	walk_merge(w);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+pairs_walk_end(PairsWalk *w)
+{
+	FreeAccessStrategy(w->strategy);
+}
+
+/* the DEBUG1 summary of a walk */
+void
+pairs_walk_summary(PairsRun *run)
+{
 	elog(DEBUG1, "%s: " UINT64_FORMAT " leaves, " UINT64_FORMAT " entries, " UINT64_FORMAT
 		 " groups (" UINT64_FORMAT " spilled), " UINT64_FORMAT " candidates, " UINT64_FORMAT
 		 " pairs, " UINT64_FORMAT " heap fetches, " UINT64_FORMAT " row cache resets",
 		 run->args.funcname, run->leaves, run->entries, run->groups, run->spilled_groups,
 		 run->candidates, run->pairs, run->fetches, run->cache_resets);
+}
+
+/* the serial walk's pairs go straight to the row cache */
+typedef struct PairsSerialOut
+{
+	PairsEmitFn emit;
+	void	   *arg;
+} PairsSerialOut;
+
+static void
+serial_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
+				ItemPointer tidb, double sim)
+{
+	PairsSerialOut *out = (PairsSerialOut *) arg;
+
+	pairs_emit_verified(run, out->emit, out->arg, ida, tida, idb, tidb, sim);
+}
+
+/*
+ * Every pair of the run's index, to emit: by parallel workers when they pay
+ * (pairs_parallel.cpp), else in this process along every part's leaf level
+ * from its leftmost leaf.
+ */
+void
+pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
+{
+	PairsSerialOut out = {emit, arg};
+	PairsWalk  *w;
+	MemoryContext oldcxt;
+
+	if (run->params.num_perm == 0)
+		return;					/* nothing was ever inserted */
+	if (run->nparts > 1)
+		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
+			 run->args.funcname, run->nparts, run->indexname);
+	if (pairs_parallel_walk(run, emit, arg))
+	{
+		pairs_walk_summary(run);
+		return;
+	}
+
+	oldcxt = MemoryContextSwitchTo(run->cxt);
+	w = pairs_walk_begin(run, serial_verified, &out, false);
+	w->nheap = 0;
+	for (int p = 0; p < run->nparts; p++)
+	{
+		PairsCursor *c = &w->cursors[run->nparts + p];
+
+		c->leaf = w->pending[p];
+		c->n = w->npending[p];
+		c->pos = 0;
+		if (c->n > 0)
+			heap_push(w, run->nparts + p);
+	}
+	for (int p = 0; p < run->nparts; p++)
+	{
+		PairsCursor *c = &w->cursors[p];
+
+		lsh_cursor_level(&c->leaves, &c->lw, run->parts[p].leftmost, BUFFER_LOCK_SHARE, 0);
+		if (cursor_fill(w, c))
+			heap_push(w, p);
+	}
+	walk_merge(w);
+	pairs_walk_end(w);
+	pairs_walk_summary(run);
 	MemoryContextSwitchTo(oldcxt);
 }
