@@ -9,7 +9,8 @@
 #   tests and the source tree (tracked and untracked files, for tests that
 #   read them through $MINHASH_SRC) are copied into a scratch directory
 #   (scripts/pgcluster.sh's scratch_dir), with the history as a bare
-#   repository (150_upgrade builds the 1.0 release from it), and make runs
+#   repository (150_upgrade and 161_pending_upgrade build the 1.0 and 1.1
+#   releases from it), and make runs
 #   there. Permissions of the clone and its parents are left alone.
 # - A run that executes no test (unreadable or missing files, prove's
 #   "Result: NOTESTS"), runs fewer files than asked, or in which a test file

@@ -25,7 +25,9 @@
 # $MINHASH_CHROOTS (default /var/cache/minhash-chroots, outside the clone): a
 # second run reuses them and only installs what is missing. A fresh machine
 # builds them (a few minutes each). The clone's files (tracked and untracked,
-# not ignored) are copied into the chroot's /build/minhash for each run.
+# not ignored) are copied into the chroot's /build/minhash for each run, with
+# the history as its .git (161_pending_upgrade builds the 1.1 release from it;
+# scripts/tap.sh carries it on).
 set -euo pipefail
 
 # ---------------------------------------------------------------------------
@@ -161,8 +163,8 @@ packages_for() {
         "postgresql-server-dev-$major" libxxhash-dev libunistring-dev nettle-dev
         "postgresql-$major")
     # The test toolchain (pg_regress comes with the server, TAP needs IPC::Run,
-    # the client example psycopg).
-    [ "$role" = full ] && p+=(perl libipc-run-perl python3 python3-psycopg)
+    # the client example psycopg, 161_pending_upgrade git to build 1.1).
+    [ "$role" = full ] && p+=(perl libipc-run-perl python3 python3-psycopg git)
     echo "${p[@]}"
 }
 
@@ -245,6 +247,10 @@ copy_source() {
         (cd "$root" && git ls-files -z -co --exclude-standard \
             | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
             | tar --null -T - -cf -) | tar -C "$dir/build/minhash" -xf -
+        # The history: a bare clone made the copy's repository (no index, so
+        # every copied file is "untracked", which tap.sh's git ls-files -co lists).
+        git clone -q --bare "$(git -C "$root" rev-parse --show-toplevel)" "$dir/build/minhash/.git"
+        git -C "$dir/build/minhash/.git" config core.bare false
     else
         tar -C "$root" --exclude=./build -cf - . | tar -C "$dir/build/minhash" -xf -
     fi

@@ -15,8 +15,6 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
-use File::Copy qw(copy);
 use File::Path qw(make_path);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -25,21 +23,9 @@ use MinhashTAP;
 
 use constant RELEASE_1_0 => '14e919a37f1f3e5f8b5a76ed1fecc0e75df7b37b';
 
-my $src = $ENV{MINHASH_SRC} or die 'MINHASH_SRC is not set (run through scripts/tap.sh)';
 my $pg_config = $ENV{PG_CONFIG} or die 'PG_CONFIG is not set (run through scripts/tap.sh)';
 my $scratch = "$PostgreSQL::Test::Utils::tmp_check/upgrade";
 make_path($scratch);
-
-# The repository belongs to another user than the one running the tests.
-my @git = ('git', '-c', 'safe.directory=*', '-C', $src);
-
-sub run_or_die
-{
-	my ($what, @cmd) = @_;
-	my ($out, $err) = run_command(\@cmd);
-	die "$what failed: @cmd\n$out\n$err" if $?;
-	return $out;
-}
 
 # 1.0 was released for PostgreSQL 15 only and does not compile against other
 # majors, so there is no 1.0 install to upgrade on them (a 1.0 install that
@@ -50,60 +36,16 @@ plan skip_all => "minhash 1.0 was released for PostgreSQL 15 only; this is $majo
   if $major != 15;
 
 # --- 1. the 1.0 library, built from git history -----------------------------
-# A missing commit (a shallow clone, a rewritten history) is a failure, not a
-# skip: without it nothing here would be tested.
-system(@git, 'cat-file', '-e', RELEASE_1_0 . '^{commit}') == 0
-  or die 'the 1.0 release commit ' . RELEASE_1_0
-  . " is not in the history of $src: fetch the full history (git fetch --unshallow)";
-my $src10 = "$scratch/minhash-1.0";
-make_path($src10);
-run_or_die('git archive', 'sh', '-c',
-	join(' ', map { "'$_'" } @git, 'archive', RELEASE_1_0) . " | tar -x -C '$src10'");
-run_or_die('building 1.0', 'nice', 'make', '-C', $src10, '-j2', "PG_CONFIG=$pg_config");
+my $src10 = build_release('1.0', RELEASE_1_0, "$scratch/minhash-1.0", $pg_config);
 ok(-f "$src10/minhash.so" && -f "$src10/minhash--1.0.sql", 'the 1.0 release builds');
 
 # --- 2. a private copy of the installation, with 1.0 in it ----------------------
-# PostgreSQL finds its lib and share directories relative to its binaries, so
-# the copy keeps the layout below the directories' common prefix. Binaries are
-# copied (the server resolves symlinks to find itself), share is copied (the
-# extension directory is rewritten), lib entries are symlinked except ours.
-my %dir;
-$dir{$_} = run_or_die('pg_config', $pg_config, "--$_") =~ s/\s+$//r
-  for qw(bindir pkglibdir sharedir);
-my $prefix = $dir{bindir};
-$prefix = dirname($prefix)
-  until !grep { index("$_/", "$prefix/") != 0 } values %dir;
-my $copy = "$scratch/install";
-my %copy = map { $_ => $copy . substr($dir{$_}, length $prefix) } keys %dir;
-make_path(dirname($copy{$_})) for keys %copy;
-run_or_die('copying bin', 'cp', '-a', $dir{bindir}, $copy{bindir});
-run_or_die('copying share', 'cp', '-a', $dir{sharedir}, $copy{sharedir});
-make_path($copy{pkglibdir});
-opendir(my $dh, $dir{pkglibdir}) or die "cannot read $dir{pkglibdir}: $!";
-for my $entry (grep { !/^\.\.?$/ && $_ ne 'minhash.so' } readdir $dh)
-{
-	symlink("$dir{pkglibdir}/$entry", "$copy{pkglibdir}/$entry")
-	  or die "symlink $entry: $!";
-}
-closedir $dh;
-
-my $extdir = "$copy{sharedir}/extension";
-sub install_minhash
-{
-	my ($from_lib, $from_share) = @_;
-	unlink glob("$extdir/minhash*"), "$copy{pkglibdir}/minhash.so";
-	copy("$from_lib/minhash.so", "$copy{pkglibdir}/minhash.so") or die "copy minhash.so: $!";
-	for my $f (glob("$from_share/minhash.control"), glob("$from_share/minhash--*.sql"))
-	{
-		copy($f, $extdir) or die "copy $f: $!";
-	}
-	return;
-}
-install_minhash($src10, $src10);
+my $inst = private_installation($pg_config, "$scratch/install");
+install_minhash($inst, $src10, $src10);
 
 # --- 3. a 1.0 cluster with lsh indexes ---------------------------------------
 my $node = PostgreSQL::Test::Cluster->new('upgrade',
-	install_path => dirname($copy{bindir}));
+	install_path => $inst->{install_path});
 $node->init;
 $node->append_conf('postgresql.conf', 'log_statement = none');
 $node->start;
@@ -176,7 +118,7 @@ check_clean($node, $_, "1.0: minhash_lsh_check('$_') is clean") for qw(t_sig_idx
 $node->stop;
 
 # --- 4. the current build swapped in, before and after ALTER EXTENSION --------
-install_minhash($dir{pkglibdir}, "$dir{sharedir}/extension");
+install_minhash($inst, $inst->{orig}{pkglibdir}, $inst->{orig}{extdir});
 $node->start;
 
 sub compare_answers

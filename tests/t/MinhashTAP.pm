@@ -16,6 +16,9 @@ use warnings;
 
 use Cwd qw(realpath);
 use Exporter 'import';
+use File::Basename qw(dirname);
+use File::Copy qw(copy);
+use File::Path qw(make_path);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -25,6 +28,7 @@ our @EXPORT = qw(
   minhash_node create_schema
   check_clean self_find_missing nearest_self_missing
   cluster_pids kill9_cluster
+  run_or_die build_release private_installation install_minhash
 );
 
 use constant FAMILY_SIZE => 8;
@@ -170,6 +174,90 @@ sub kill9_cluster
 		usleep(10_000);
 	}
 	die 'processes of ' . $node->name . ' survived SIGKILL';
+}
+
+# --- an older release beside the current build (150_upgrade, 161_pending_upgrade) ---
+
+# Runs @cmd; dies with its output if it fails, else returns its stdout.
+sub run_or_die
+{
+	my ($what, @cmd) = @_;
+	my ($out, $err) = run_command(\@cmd);
+	die "$what failed: @cmd\n$out\n$err" if $?;
+	return $out;
+}
+
+# Builds the minhash release $name at $commit (a full hash: a fresh clone may
+# not carry tags) from the git history of $MINHASH_SRC (scripts/tap.sh copies
+# it) into the new directory $dir against $pg_config. A missing commit (a
+# shallow clone, a rewritten history) is a failure, not a skip: without it
+# nothing would be tested.
+sub build_release
+{
+	my ($name, $commit, $dir, $pg_config) = @_;
+	my $src = $ENV{MINHASH_SRC} or die 'MINHASH_SRC is not set (run through scripts/tap.sh)';
+	# The repository belongs to another user than the one running the tests.
+	my @git = ('git', '-c', 'safe.directory=*', '-C', $src);
+	system(@git, 'cat-file', '-e', "$commit^{commit}") == 0
+	  or die "the $name release commit $commit is not in the history of $src:"
+	  . ' fetch the full history (git fetch --unshallow)';
+	make_path($dir);
+	run_or_die('git archive', 'sh', '-c',
+		join(' ', map { "'$_'" } @git, 'archive', $commit) . " | tar -x -C '$dir'");
+	run_or_die("building $name", 'nice', 'make', '-C', $dir, '-j2', "PG_CONFIG=$pg_config");
+	return $dir;
+}
+
+# A private copy under $copy of the PostgreSQL installation of $pg_config, so
+# that swapping minhash builds changes nothing outside the test's scratch
+# directory. PostgreSQL finds its lib and share directories relative to its
+# binaries, so the copy keeps the layout below the directories' common prefix.
+# Binaries are copied (the server resolves symlinks to find itself), share is
+# copied (the extension directory is rewritten), lib entries are symlinked
+# except minhash.so. Returns { bindir, pkglibdir, sharedir, extdir } of the
+# copy, install_path (for PostgreSQL::Test::Cluster->new) and orig: the
+# installation's own { bindir, pkglibdir, sharedir, extdir } (the current
+# build, as `make install` put it there).
+sub private_installation
+{
+	my ($pg_config, $copy) = @_;
+	my %dir;
+	$dir{$_} = run_or_die('pg_config', $pg_config, "--$_") =~ s/\s+$//r
+	  for qw(bindir pkglibdir sharedir);
+	my $prefix = $dir{bindir};
+	$prefix = dirname($prefix)
+	  until !grep { index("$_/", "$prefix/") != 0 } values %dir;
+	my %inst = map { $_ => $copy . substr($dir{$_}, length $prefix) } keys %dir;
+	make_path(dirname($inst{$_})) for keys %inst;
+	run_or_die('copying bin', 'cp', '-a', $dir{bindir}, $inst{bindir});
+	run_or_die('copying share', 'cp', '-a', $dir{sharedir}, $inst{sharedir});
+	make_path($inst{pkglibdir});
+	opendir(my $dh, $dir{pkglibdir}) or die "cannot read $dir{pkglibdir}: $!";
+	for my $entry (grep { !/^\.\.?$/ && $_ ne 'minhash.so' } readdir $dh)
+	{
+		symlink("$dir{pkglibdir}/$entry", "$inst{pkglibdir}/$entry")
+		  or die "symlink $entry: $!";
+	}
+	closedir $dh;
+	$dir{extdir} = "$dir{sharedir}/extension";
+	$inst{extdir} = "$inst{sharedir}/extension";
+	$inst{install_path} = dirname($inst{bindir});
+	$inst{orig} = \%dir;
+	return \%inst;
+}
+
+# Puts minhash.so from $from_lib and the control file and SQL scripts from
+# $from_share into the private installation $inst, replacing what was there.
+sub install_minhash
+{
+	my ($inst, $from_lib, $from_share) = @_;
+	unlink glob("$inst->{extdir}/minhash*"), "$inst->{pkglibdir}/minhash.so";
+	copy("$from_lib/minhash.so", "$inst->{pkglibdir}/minhash.so") or die "copy minhash.so: $!";
+	for my $f (glob("$from_share/minhash.control"), glob("$from_share/minhash--*.sql"))
+	{
+		copy($f, $inst->{extdir}) or die "copy $f: $!";
+	}
+	return;
 }
 
 1;
