@@ -20,7 +20,8 @@
 #    touches pays its full-page image once);
 #  - pct_full_us:  1000 `%` queries (t = 0.5) with 7,000 rows pending (just below the 4MB limit);
 #  - pct_empty_us: the same queries after minhash_lsh_clean_pending_list.
-# The tables grow by 47,000 rows a round, the same in both clusters. Ends with
+# PENDING_LIMIT_KB=N sets the lsh index's pending_list_limit in both (default:
+# the GUC's 4MB). The tables grow by 47,000 rows a round, the same in both clusters. Ends with
 # medians and new/base ratios, and the x PK only ratios (pk_us / lsh_us).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ start() {  # name pg_config
 CREATE EXTENSION minhash;
 CREATE TABLE m (id int PRIMARY KEY, sig minhash);
 INSERT INTO m SELECT g, minhash(array_agg(hashint4(g * 1000 + j))) FROM generate_series(1, $rows) g, generate_series(1, 30) j GROUP BY g;
-CREATE INDEX m_sig ON m USING lsh (sig) WITH (fastupdate = on);
+CREATE INDEX m_sig ON m USING lsh (sig) WITH (fastupdate = on${PENDING_LIMIT_KB:+, pending_list_limit = $PENDING_LIMIT_KB});
 CREATE TABLE pool AS SELECT g AS id, minhash(array_agg(hashint4(g * 1000 + j))) AS sig
   FROM generate_series(1100001, 1300000) g, generate_series(1, 30) j GROUP BY g;
 CREATE INDEX ON pool (id);
@@ -104,7 +105,7 @@ SQL
     } | psql -X -qtA -v ON_ERROR_STOP=1 | tail -n 1
 }
 
-echo "rows=$rows rounds=$rounds base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rows=$rows rounds=$rounds pending_list_limit=${PENDING_LIMIT_KB:-default} base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$SCRATCH/rounds.txt
 for r in $(seq 1 "$rounds"); do
     order="base new"
