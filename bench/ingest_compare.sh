@@ -20,6 +20,8 @@
 #    touches pays its full-page image once);
 #  - pct_full_us:  1000 `%` queries (t = 0.5) with 7,000 rows pending (just below the 4MB limit);
 #  - pct_empty_us: the same queries after minhash_lsh_clean_pending_list.
+# log_checkpoints is on: SCRATCH_KEEP=1 keeps the clusters' logs, to see
+# whether a checkpoint fell inside a steady phase (its WAL per row says so).
 # PENDING_LIMIT_KB=N sets the lsh index's pending_list_limit in both (default:
 # the GUC's 4MB). The tables grow by 47,000 rows a round, the same in both clusters. Ends with
 # medians and new/base ratios, and the x PK only ratios (pk_us / lsh_us).
@@ -36,7 +38,7 @@ scratch_dir ingest-compare
 start() {  # name pg_config
     PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 3GB" "maintenance_work_mem = 1GB" \
         "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
-        "synchronous_commit = off" >/dev/null
+        "synchronous_commit = off" "log_checkpoints = on" >/dev/null
     psql -X -q -v ON_ERROR_STOP=1 <<SQL
 CREATE EXTENSION minhash;
 CREATE TABLE m (id int PRIMARY KEY, sig minhash);
@@ -127,6 +129,14 @@ awk '
         printf "%-13s %10s %10s %8s\n", "median of", "base", "new", "new/base"
         for (k in keys) { a = median("base", k); b = median("new", k); med[1, k] = a; med[2, k] = b
             printf "%-13s %10s %10s %8.3f\n", k, a, b, (a > 0 ? b / a : 0) }
-        printf "x PK only (pk_us / lsh_us):  base %.2f  new %.2f\n", med[1, "pk_us"] / med[1, "lsh_us"], med[2, "pk_us"] / med[2, "lsh_us"]
-        printf "x PK only after a CHECKPOINT (pk_us / ckpt_us):  base %.2f  new %.2f\n", med[1, "pk_us"] / med[1, "ckpt_us"], med[2, "pk_us"] / med[2, "ckpt_us"]
+        # the x PK only ratio of each round (both rates from the same minutes), then their median
+        for (v = 1; v <= 2; v++) { b = v == 1 ? "base" : "new"
+            for (i = 1; i <= n[b]; i++) { r1[i] = val[b, "pk_us", i] / val[b, "lsh_us", i]; r2[i] = val[b, "pk_us", i] / val[b, "ckpt_us", i] }
+            x[v] = medarr(r1, n[b]); y[v] = medarr(r2, n[b]) }
+        printf "x PK only (pk_us / lsh_us, median of the rounds):  base %.2f  new %.2f\n", x[1], x[2]
+        printf "x PK only after a CHECKPOINT (pk_us / ckpt_us):  base %.2f  new %.2f\n", y[1], y[2]
+    }
+    function medarr(a, m,    i, j, t) {
+        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
     }' "$out"
