@@ -93,6 +93,7 @@ typedef struct LshChecker
 	uint16	   *missing;		/* per row id: band entries not found */
 	uint64		npending_pages;	/* pending list pages found by the physical pass */
 	uint32	   *keys;			/* scratch: one row's band keys */
+	LshArray<uint32> pending_keyed;	/* keyed pending rows: row id, then its band keys */
 	/* the leaves' entries as (row id, key) sort keys */
 	Tuplesortstate *actual;
 	Snapshot	snapshot;		/* MVCC, for heap visibility */
@@ -623,13 +624,60 @@ report_problem(void *arg, const char *msg)
  * merge was interrupted: not a problem; but it must name an allocated slot.
  */
 static void
-pending_row(void *arg, uint32 rowid)
+pending_row(void *arg, uint32 rowid, const uint32 *keys)
 {
 	LshChecker *c = (LshChecker *) arg;
 
 	if (c->slotstate[rowid] == LSH_SLOT_FREE)
 		problem(c, "pending row id %u names a free slot", rowid);
 	c->missing[rowid] = 0;
+	if (keys != NULL)
+	{
+		uint32	   *rec = c->pending_keyed.extend(1 + c->params.bands);
+
+		rec[0] = rowid;
+		memcpy(rec + 1, keys, sizeof(uint32) * c->params.bands);
+	}
+}
+
+/*
+ * A keyed pending row's band keys must be its signature's: scans take or
+ * skip the row by them, so a wrong key would hide it silently. Read after
+ * the list walk (an insert locks a data page before a pending page: no data
+ * page is read while a pending page is locked). Damaged data pages and free
+ * slots are listed by the other passes.
+ */
+static void
+check_pending_keys(LshChecker *c)
+{
+	int			nb = c->params.bands;
+	Size		nrows = c->pending_keyed.n / (Size) (1 + nb);
+
+	for (Size i = 0; i < nrows; i++)
+	{
+		const uint32 *rec = c->pending_keyed.data + i * (1 + nb);
+		uint32		rowid = rec[0];
+		BlockNumber blkno = lsh_rowid_block(&c->params, rowid);
+		Buffer		buf;
+		Page		page;
+		const char *sproblem;
+
+		if (c->slotstate[rowid] == LSH_SLOT_FREE || c->ptype[blkno] != PT_DATA || c->damaged[blkno])
+			continue;
+		buf = ReadBuffer(c->index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		lsh_band_keys(&c->params,
+					  LshSlotValues(lsh_slot_read(c->index, page, &c->params,
+												  lsh_rowid_slot(&c->params, rowid), blkno, &sproblem)),
+					  c->keys);
+		UnlockReleaseBuffer(buf);
+		if (memcmp(c->keys, rec + 1, sizeof(uint32) * nb) != 0)
+			problem(c, "pending row id %u: the band keys on its pending page are not its signature's",
+					rowid);
+		CHECK_FOR_INTERRUPTS();
+	}
+	c->pending_keyed.free();
 }
 
 static void
@@ -641,6 +689,7 @@ check_pending(LshChecker *c)
 	if (seen != c->npending_pages)
 		problem(c, "%llu pending list pages, %llu of them on the pending list or its free list",
 				(unsigned long long) c->npending_pages, (unsigned long long) seen);
+	check_pending_keys(c);
 }
 
 extern "C" Datum

@@ -712,7 +712,8 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 void
 lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bound,
 				  void (*report) (void *arg, const char *msg),
-				  void (*row) (void *arg, uint32 rowid), void *arg, uint64 *pages_seen)
+				  void (*row) (void *arg, uint32 rowid, const uint32 *keys), void *arg,
+				  uint64 *pages_seen)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	uint64		rows = 0;
@@ -767,9 +768,13 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 					LshPageGetOpaque(page)->count != meta->bands)
 					report(arg, psprintf("block %u: pending rows with %d band keys, the index has %d bands",
 										 blkno, LshPageGetOpaque(page)->count, meta->bands));
+				bool		keyed = (LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) &&
+					LshPageGetOpaque(page)->count == meta->bands;
+
 				for (int i = 0; i < cnt; i++)
 				{
-					uint32		rowid = pending_entry(page, i)[0];
+					const uint32 *e = pending_entry(page, i);
+					uint32		rowid = e[0];
 
 					if (rowid >= nslots_bound)
 					{
@@ -777,7 +782,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 											 blkno, rowid));
 						break;
 					}
-					row(arg, rowid);
+					row(arg, rowid, keyed ? e + 1 : NULL);
 				}
 				if (blkno == meta->pending_tail)
 					reached_tail = true;

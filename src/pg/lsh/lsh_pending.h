@@ -91,11 +91,12 @@ void		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArra
 LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);
 /*
  * minhash_lsh_check: walk the pending list and its free list (bounded);
- * problems go to report, each pending row id (below nslots_bound) to row.
+ * problems go to report, each pending row id (below nslots_bound) to row,
+ * with its band keys on a keyed page (else NULL).
  */
 void		lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bound,
 							  void (*report) (void *arg, const char *msg),
-							  void (*row) (void *arg, uint32 rowid), void *arg,
+							  void (*row) (void *arg, uint32 rowid, const uint32 *keys), void *arg,
 							  uint64 *pages_seen);
 
 #endif
