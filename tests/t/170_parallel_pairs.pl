@@ -106,7 +106,7 @@ my $start = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
 like($err, qr/ERROR:  XX002: .*t_idx/, 'damage met by a worker: the query fails with XX002 naming the index');
 like($err, qr/parallel worker/, '... raised in a parallel worker');
 ($ret, $out, $err) = $node->psql('postgres', "$force $pairs", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like($err, qr/ERROR:  XX002: .*t_idx/, 'the leader walking ranges too: XX002 from whichever process meets it');
+like($err, qr/ERROR:  XX002: .*t_idx/, 'parallel_leader_participation on (the leader still only gathers): XX002 too');
 ($ret, $out, $err) = $node->psql('postgres', "SET max_parallel_workers_per_gather = 0; $pairs",
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  XX002: .*t_idx/, 'the serial walk reports the same damage');

@@ -199,6 +199,15 @@ void		pairs_walk_end(PairsWalk *w);
 void		pairs_walk_summary(PairsRun *run);
 void		pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida,
 								ItemPointer tida, uint64 idb, ItemPointer tidb, double sim);
+
+/* a walk in this backend (serial, or the leader's share) emits its pairs directly */
+typedef struct PairsDirectOut
+{
+	PairsEmitFn emit;
+	void	   *arg;
+} PairsDirectOut;
+void		pairs_direct_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
+								  ItemPointer tidb, double sim);
 void		pairs_report_progress(PairsRun *run, double done);
 
 /* pairs_parallel.cpp */

@@ -20,8 +20,8 @@
  * rows through the row cache (visibility under the snapshot, keys, exact
  * similarity, the table owner's expressions) and emits them, exactly as the
  * serial walk does, so the answer is the same set (in another order).
- * Unless parallel_leader_participation is off, it also walks a range itself
- * whenever no worker has pairs waiting; its pairs go straight to the rows.
+ * It walks no key range while workers run (see pairs_parallel_gather); the
+ * ranges no worker took (one that could not start) it walks afterwards.
  *
  * Workers are used only where they pay: an index (all partitions' indexes
  * together) of at least minhash.pairs_min_parallel_index_size, up to
@@ -295,27 +295,18 @@ report_chunks(PairsRun *run, PairsShared *shared)
 		pairs_report_progress(run, (double) done / shared->nchunks);
 }
 
-/* where the leader's own walk sends its pairs: straight to the row cache */
-typedef struct PairsLeaderOut
-{
-	PairsEmitFn emit;
-	void	   *arg;
-} PairsLeaderOut;
-
-static void
-leader_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
-				ItemPointer tidb, double sim)
-{
-	PairsLeaderOut *out = (PairsLeaderOut *) arg;
-
-	pairs_emit_verified(run, out->emit, out->arg, ida, tida, idb, tidb, sim);
-}
-
 /*
  * The workers' pairs, into the row cache and out, until every worker is
- * done. With parallel_leader_participation the leader walks a key range
- * itself whenever no queue has a message, as a Gather's leader runs the plan
- * when no tuple is waiting.
+ * done. The leader does not walk key ranges itself (whatever
+ * parallel_leader_participation says): from PostgreSQL 17 on, a backend
+ * that fails while reading a page (a damaged index: "invalid page") keeps the
+ * page's I/O marked in progress until its resource owner is released, which
+ * comes after it has waited for its parallel workers to exit; a worker that
+ * waits for that page's I/O while holding the lock of the page it came from
+ * (the walk's lock coupling holds off interrupts) never sees the leader's
+ * termination request, and both wait forever (TAP 100_damage found it on 17).
+ * Workers only read index pages, the leader only heap pages, so none waits
+ * for the other's I/O.
  */
 static void
 pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
@@ -324,11 +315,8 @@ pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 	int			nworkers = pcxt->nworkers_launched;
 	bool	   *done = (bool *) palloc0(sizeof(bool) * nworkers);
 	int			active = nworkers;
-	PairsLeaderOut out = {emit, arg};
-	PairsWalk  *w = parallel_leader_participation ?
-		pairs_walk_begin(run, leader_verified, &out, true) : NULL;
 
-	while (active > 0 || w != NULL)
+	while (active > 0)
 	{
 		bool		got = false;
 
@@ -367,21 +355,6 @@ pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 			}
 			report_chunks(run, shared);
 		}
-		if (!got && w != NULL)
-		{
-			uint32		lo,
-						hi;
-
-			if (take_chunk(shared, &lo, &hi))
-			{
-				pairs_walk_range(w, lo, hi);
-				pg_atomic_fetch_add_u32(&shared->chunks_done, 1);
-				report_chunks(run, shared);
-				continue;
-			}
-			pairs_walk_end(w);
-			w = NULL;
-		}
 		if (!got && active > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
@@ -390,6 +363,26 @@ pairs_parallel_gather(PairsRun *run, ParallelContext *pcxt, PairsShared *shared,
 		}
 	}
 	pfree(done);
+
+	/* ranges no worker took (one that could not start): here, now that no worker reads */
+	{
+		uint32		lo,
+					hi;
+
+		if (take_chunk(shared, &lo, &hi))
+		{
+			PairsDirectOut out = {emit, arg};
+			PairsWalk  *w = pairs_walk_begin(run, pairs_direct_verified, &out, true);
+
+			do
+			{
+				pairs_walk_range(w, lo, hi);
+				pg_atomic_fetch_add_u32(&shared->chunks_done, 1);
+				report_chunks(run, shared);
+			} while (take_chunk(shared, &lo, &hi));
+			pairs_walk_end(w);
+		}
+	}
 }
 
 /*

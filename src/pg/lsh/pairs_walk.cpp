@@ -1070,18 +1070,12 @@ pairs_walk_summary(PairsRun *run)
 		 run->candidates, run->pairs, run->fetches, run->cache_resets);
 }
 
-/* the serial walk's pairs go straight to the row cache */
-typedef struct PairsSerialOut
+/* pairs found in this backend go straight to the row cache */
+void
+pairs_direct_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
+					  ItemPointer tidb, double sim)
 {
-	PairsEmitFn emit;
-	void	   *arg;
-} PairsSerialOut;
-
-static void
-serial_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
-				ItemPointer tidb, double sim)
-{
-	PairsSerialOut *out = (PairsSerialOut *) arg;
+	PairsDirectOut *out = (PairsDirectOut *) arg;
 
 	pairs_emit_verified(run, out->emit, out->arg, ida, tida, idb, tidb, sim);
 }
@@ -1094,7 +1088,7 @@ serial_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 i
 void
 pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 {
-	PairsSerialOut out = {emit, arg};
+	PairsDirectOut out = {emit, arg};
 	PairsWalk  *w;
 	MemoryContext oldcxt;
 
@@ -1110,7 +1104,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	}
 
 	oldcxt = MemoryContextSwitchTo(run->cxt);
-	w = pairs_walk_begin(run, serial_verified, &out, false);
+	w = pairs_walk_begin(run, pairs_direct_verified, &out, false);
 	w->nheap = 0;
 	for (int p = 0; p < run->nparts; p++)
 	{
