@@ -23,13 +23,10 @@
 # load average (the machine may be shared: CPU time is what to compare).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BASE=${1:?usage: compare_builds.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
-NEW=${2:?usage: compare_builds.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
-rows=${3:-100000}
-rounds=${4:-3}
-# shellcheck source=scripts/pgcluster.sh
-. scripts/pgcluster.sh
-scratch_dir compare-builds
+ROWS_DEFAULT=100000
+# shellcheck source=bench/lib/two_builds.sh
+. bench/lib/two_builds.sh
+two_builds_args compare_builds "$@"
 
 start() {  # name pg_config
     PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 512MB" "maintenance_work_mem = 512MB" \
@@ -45,9 +42,9 @@ SQL
 start base "$BASE"
 start new "$NEW"
 
-measure() {  # label cluster
+measure() {  # cluster round
     # shellcheck disable=SC1090
-    . "$SCRATCH/$2/env"
+    . "$SCRATCH/$1/env"
     psql -X -qtA -v ON_ERROR_STOP=1 <<'SQL' | tr '\n' ' '
 SET enable_seqscan = off;
 CREATE TEMP TABLE r (k text, v float8);
@@ -89,24 +86,6 @@ SQL
 
 echo "rows=$rows rounds=$rounds base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$SCRATCH/rounds.txt
-for r in $(seq 1 "$rounds"); do
-    # the order alternates: neither build always runs first in a round
-    order="base new"
-    [ $((r % 2)) -eq 0 ] && order="new base"
-    for b in $order; do
-        echo "round $r $b $(measure "$b" "$b")" | tee -a "$out"
-    done
-done
+two_builds_rounds measure "$out"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-awk '
-    { v = $3; n[v]++; for (i = 4; i <= NF; i++) { split($i, kv, "="); val[v, kv[1], n[v]] = kv[2]; keys[kv[1]] = 1 } }
-    function median(v, k,    m, i, j, t, a) {
-        m = 0; for (i = 1; i <= n[v]; i++) if ((v, k, i) in val) a[++m] = val[v, k, i] + 0
-        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-        return m == 0 ? "" : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
-    }
-    END {
-        printf "%-10s %10s %10s %8s\n", "median of", "base", "new", "new/base"
-        for (k in keys) { a = median("base", k); b = median("new", k)
-            printf "%-10s %10s %10s %8.3f\n", k, a, b, (a > 0 ? b / a : 0) }
-    }' "$out"
+two_builds_medians "$out"

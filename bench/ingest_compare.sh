@@ -27,13 +27,10 @@
 # medians and new/base ratios, and the x PK only ratios (pk_us / lsh_us).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BASE=${1:?usage: ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
-NEW=${2:?usage: ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]}
-rows=${3:-1000000}
-rounds=${4:-3}
-# shellcheck source=scripts/pgcluster.sh
-. scripts/pgcluster.sh
-scratch_dir ingest-compare
+ROWS_DEFAULT=1000000
+# shellcheck source=bench/lib/two_builds.sh
+. bench/lib/two_builds.sh
+two_builds_args ingest_compare "$@"
 
 start() {  # name pg_config
     PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 3GB" "maintenance_work_mem = 1GB" \
@@ -109,34 +106,20 @@ SQL
 
 echo "rows=$rows rounds=$rounds pending_list_limit=${PENDING_LIMIT_KB:-default} base=$BASE new=$NEW; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$SCRATCH/rounds.txt
-for r in $(seq 1 "$rounds"); do
-    order="base new"
-    [ $((r % 2)) -eq 0 ] && order="new base"
-    for b in $order; do
-        res=$(measure "$b" "$r")   # a failed measurement stops the script (set -e)
-        echo "round $r $b $res" | tee -a "$out"
-    done
-done
+two_builds_rounds measure "$out"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+two_builds_medians "$out"
+# the x PK only ratio of each round (both rates from the same minutes), then their median
 awk '
-    { v = $3; n[v]++; for (i = 4; i <= NF; i++) { split($i, kv, "="); val[v, kv[1], n[v]] = kv[2]; keys[kv[1]] = 1 } }
-    function median(v, k,    m, i, j, t, a) {
-        m = 0; for (i = 1; i <= n[v]; i++) if ((v, k, i) in val) a[++m] = val[v, k, i] + 0
+    { v = $3; n[v]++; for (i = 4; i <= NF; i++) { split($i, kv, "="); val[v, kv[1], n[v]] = kv[2] } }
+    function medarr(a, m,    i, j, t) {
         for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-        return m == 0 ? "" : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
     }
     END {
-        printf "%-13s %10s %10s %8s\n", "median of", "base", "new", "new/base"
-        for (k in keys) { a = median("base", k); b = median("new", k); med[1, k] = a; med[2, k] = b
-            printf "%-13s %10s %10s %8.3f\n", k, a, b, (a > 0 ? b / a : 0) }
-        # the x PK only ratio of each round (both rates from the same minutes), then their median
         for (v = 1; v <= 2; v++) { b = v == 1 ? "base" : "new"
             for (i = 1; i <= n[b]; i++) { r1[i] = val[b, "pk_us", i] / val[b, "lsh_us", i]; r2[i] = val[b, "pk_us", i] / val[b, "ckpt_us", i] }
             x[v] = medarr(r1, n[b]); y[v] = medarr(r2, n[b]) }
         printf "x PK only (pk_us / lsh_us, median of the rounds):  base %.2f  new %.2f\n", x[1], x[2]
         printf "x PK only after a CHECKPOINT (pk_us / ckpt_us):  base %.2f  new %.2f\n", y[1], y[2]
-    }
-    function medarr(a, m,    i, j, t) {
-        for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
     }' "$out"
