@@ -138,4 +138,21 @@ CREATE OPERATOR CLASS lsh_incomplete_ops FOR TYPE minhash USING lsh AS OPERATOR 
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'lsh_incomplete_ops';
 DROP OPERATOR FAMILY lsh_incomplete_ops USING lsh;
 
+-- fillfactor (as btree's): the share of each leaf a build fills, leaving room
+-- for inserts; 10 to 100, default 95
+CREATE TABLE lsh_ff (id int, sig minhash);
+INSERT INTO lsh_ff SELECT g, minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 20000) g;
+CREATE INDEX lsh_ff_default ON lsh_ff USING lsh (sig);
+CREATE INDEX lsh_ff_50 ON lsh_ff USING lsh (sig) WITH (fillfactor = 50);
+SELECT round(b.leaf_pages::numeric / a.leaf_pages, 1) AS leaves_at_50_over_default
+FROM minhash_lsh_stats('lsh_ff_default') a, minhash_lsh_stats('lsh_ff_50') b;
+SELECT count(*) AS problems FROM minhash_lsh_check('lsh_ff_50', true);
+SET enable_seqscan = off;
+SELECT count(*) AS found_by_own_signature FROM lsh_ff t
+WHERE EXISTS (SELECT 1 FROM lsh_ff u WHERE u.sig % t.sig AND u.id = t.id);
+RESET enable_seqscan;
+CREATE INDEX lsh_ff_bad ON lsh_ff USING lsh (sig) WITH (fillfactor = 5);
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE lsh_ff;
+
 DROP TABLE lsh_opt, lsh_opt64, lsh_opt_late;

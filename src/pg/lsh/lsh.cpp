@@ -76,9 +76,9 @@ lsh_init(void)
 					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
 	/*
 	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert.
-	 * Off by default, unlike GIN: every scan verifies every pending row, so
+	 * Off by default, unlike GIN: every scan reads the whole pending list, so
 	 * a full list adds to each query's CPU what the index exists to save
-	 * (docs/lsh.md, "Fast inserts"); bulk loaders turn it on.
+	 * (docs/lsh.md, "Fast inserts"); ingest pipelines turn it on.
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",
 					   "Inserts go to the pending list, merged into the tree in bulk",
@@ -86,6 +86,15 @@ lsh_init(void)
 	add_int_reloption(lsh_relopt_kind, "pending_list_limit",
 					  "Size of the pending list's signatures that triggers its merge, in kB",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+	/*
+	 * As btree's: the room a build leaves in each leaf for later inserts.
+	 * Leaves packed full split all at once when the table grows by a few
+	 * percent (BENCHMARKS.md, "Fast ingest"); the default keeps the index
+	 * small for tables that are mostly read. Applies to the next build.
+	 */
+	add_int_reloption(lsh_relopt_kind, "fillfactor",
+					  "Packs leaves to this percentage at build, leaving room for inserts",
+					  LSH_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
 	lsh_pending_init();
 	pairs_parallel_init();
 
@@ -139,6 +148,7 @@ lshoptions(Datum reloptions, bool validate)
 		{"fn_weight", RELOPT_TYPE_REAL, offsetof(LshOptions, fn_weight)},
 		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(LshOptions, fastupdate)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(LshOptions, pending_list_limit)},
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(LshOptions, fillfactor)},
 	};
 	LshOptions *opts;
 

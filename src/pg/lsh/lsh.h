@@ -149,7 +149,8 @@ extern "C" {
 #define LSH_DEFAULT_FN_WEIGHT	0.8
 
 /* Leaves and internal pages are filled to this share of their capacity by a build */
-#define LSH_BUILD_FILL		0.95
+#define LSH_BUILD_FILL		0.95	/* internal pages; leaves: the fillfactor option */
+#define LSH_DEFAULT_FILLFACTOR	95
 
 /* Subphases of CREATE INDEX, for pg_stat_progress_create_index */
 #define LSH_PHASE_SCAN		2
@@ -264,6 +265,7 @@ typedef struct LshOptions
 	double		fn_weight;		/* -1: not given */
 	bool		fastupdate;		/* inserts go to the pending list (version 3) */
 	int			pending_list_limit;	/* kB; -1: minhash.lsh_pending_list_limit */
+	int			fillfactor;		/* percent of a leaf a build fills */
 } LshOptions;
 
 #define LshPageGetOpaque(page) ((LshPageOpaque) PageGetSpecialPointer(page))

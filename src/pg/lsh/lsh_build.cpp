@@ -5,7 +5,7 @@
  * a full image is appended to the index and the band entries of its rows,
  * one 64-bit sort key per band -- (key << 32 | row id) -- go to a tuplesort,
  * which spills to disk beyond maintenance_work_mem. The sorted stream then
- * fills leaves to LSH_BUILD_FILL in key order and the internal levels are
+ * fills leaves to the fillfactor option in key order and the internal levels are
  * built bottom-up. With parallel workers (lsh_build_parallel.cpp) every
  * process scans part of the table and sorts its part; this file's leader
  * code reads their merge. Pages go through shared buffers; each page is
@@ -262,10 +262,10 @@ lsh_level_add(LshLevel *lv, uint32 low, BlockNumber blkno)
 }
 
 /*
- * Fill leaves from the sorted stream, to LSH_BUILD_FILL of the capacity of
- * the format each leaf can use: narrow when its key range (up to the next
- * leaf's first key) fits 24 bits, else wide. A leaf is closed at its fill
- * target even inside a run of equal keys: runs may span leaves.
+ * Fill leaves from the sorted stream, to the index's fillfactor of the
+ * capacity of the format each leaf can use: narrow when its key range (up to
+ * the next leaf's first key) fits 24 bits, else wide. A leaf is closed at its
+ * fill target even inside a run of equal keys: runs may span leaves.
  */
 typedef struct LshLeafBuilder
 {
@@ -275,11 +275,17 @@ typedef struct LshLeafBuilder
 	int			npending;
 	uint32		low;			/* low key of the leaf being filled */
 	BlockNumber blkno;			/* its block */
+	int			wide_target;	/* entries a leaf takes, by format */
+	int			narrow_target;
 	PGAlignedBlock page;
 } LshLeafBuilder;
 
-static const int lsh_wide_target = Max(2, (int) (LSH_CONTENT_SIZE / LSH_WIDE_ENTRY_SIZE * LSH_BUILD_FILL));
-static const int lsh_narrow_target = Max(2, (int) (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE * LSH_BUILD_FILL));
+/* entries of entry_size bytes that fill a leaf to fillfactor percent */
+static int
+lsh_leaf_target(int entry_size, int fillfactor)
+{
+	return Max(2, (int) (LSH_CONTENT_SIZE / entry_size) * fillfactor / 100);
+}
 
 /* Write the first n pending entries as a leaf; last: it is the rightmost one. */
 static void
@@ -317,9 +323,9 @@ static int
 lsh_leaf_cut(LshLeafBuilder *lb)
 {
 	/* narrow if the range up to the entry after the narrow target fits */
-	if (lb->pending[lsh_narrow_target].key - lb->low <= LSH_NARROW_RANGE)
-		return lsh_narrow_target;
-	return lsh_wide_target;
+	if (lb->pending[lb->narrow_target].key - lb->low <= LSH_NARROW_RANGE)
+		return lb->narrow_target;
+	return lb->wide_target;
 }
 
 /* The next entry of the sorted stream: the band groups' in turn, or the one sort's. */
@@ -364,7 +370,14 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 
 	lb.st = st;
 	lb.leaves = leaves;
-	lb.pending = (LshEntry *) palloc(sizeof(LshEntry) * (lsh_narrow_target + 1));
+	{
+		const LshOptions *opts = (const LshOptions *) st->index->rd_options;
+		int			ff = opts != NULL ? opts->fillfactor : LSH_DEFAULT_FILLFACTOR;
+
+		lb.wide_target = lsh_leaf_target(LSH_WIDE_ENTRY_SIZE, ff);
+		lb.narrow_target = lsh_leaf_target(LSH_NARROW_ENTRY_SIZE, ff);
+	}
+	lb.pending = (LshEntry *) palloc(sizeof(LshEntry) * (lb.narrow_target + 1));
 	lb.npending = 0;
 	lb.low = 0;
 	lb.blkno = st->next_blkno++;
@@ -399,7 +412,7 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 		lb.pending[lb.npending].value = rowid;
 		lb.npending++;
 		/* one entry past the narrow target: the next leaf can be decided */
-		if (lb.npending == lsh_narrow_target + 1)
+		if (lb.npending == lb.narrow_target + 1)
 			lsh_emit_leaf(&lb, lsh_leaf_cut(&lb), false);
 		if (++done % 65536 == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
@@ -419,8 +432,8 @@ lsh_build_leaves(LshBuildState *st, LshLevel *leaves)
 	st->meta.build_entries = done;
 
 	/* the rest: the rightmost leaf, after wide ones if it cannot be narrow */
-	while (PG_UINT32_MAX - lb.low > LSH_NARROW_RANGE && lb.npending > lsh_wide_target)
-		lsh_emit_leaf(&lb, lsh_wide_target, false);
+	while (PG_UINT32_MAX - lb.low > LSH_NARROW_RANGE && lb.npending > lb.wide_target)
+		lsh_emit_leaf(&lb, lb.wide_target, false);
 	lsh_emit_leaf(&lb, lb.npending, true);
 	pfree(lb.pending);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
