@@ -197,6 +197,15 @@ SET enable_seqscan = off;
 SELECT id FROM lsh_unlogged WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 50) ORDER BY id;
 RESET enable_seqscan;
 SELECT * FROM minhash_lsh_check('lsh_unlogged_sig');
+-- and takes fast inserts (no WAL for its pending list and merge either)
+ALTER INDEX lsh_unlogged_sig SET (fastupdate = on);
+INSERT INTO lsh_unlogged SELECT id, sig FROM lsh_docs WHERE grp = 6;
+SELECT pending_rows > 0 AS rows_pending FROM minhash_lsh_stats('lsh_unlogged_sig');
+SET enable_seqscan = off;
+SELECT id FROM lsh_unlogged WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 60) ORDER BY id;
+RESET enable_seqscan;
+SELECT minhash_lsh_clean_pending_list('lsh_unlogged_sig') > 0 AS merged;
+SELECT * FROM minhash_lsh_check('lsh_unlogged_sig', true);
 
 -- REINDEX rebuilds the same content, also CONCURRENTLY (whose validation
 -- pass goes through ambulkdelete and then inserts what the build missed)
