@@ -84,7 +84,7 @@ ingest_pending_queries() {
         echo "|---|---|---|---|"
         pr=$(ingest_pct_cpu) || pr="- -"
         echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
-        q -c "INSERT INTO ingest SELECT id + 500000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
+        q -c "INSERT INTO ingest SELECT id + 900000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
         q -c "ANALYZE ingest" >/dev/null
         pr=$(ingest_pct_cpu) || pr="- -"
         echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
