@@ -36,20 +36,11 @@ start() {  # name pg_config
     PG_CONFIG=$2 scratch_cluster "$1" "shared_buffers = 3GB" "maintenance_work_mem = 1GB" \
         "jit = off" "autovacuum = off" "max_wal_size = 8GB" "checkpoint_timeout = 1h" \
         "synchronous_commit = off" "log_checkpoints = on" >/dev/null
-    psql -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE EXTENSION minhash;
-CREATE TABLE m (id int PRIMARY KEY, sig minhash);
-INSERT INTO m SELECT g, minhash(array_agg(hashint4(g * 1000 + j))) FROM generate_series(1, $rows) g, generate_series(1, 30) j GROUP BY g;
-CREATE INDEX m_sig ON m USING lsh (sig) WITH (fastupdate = on${PENDING_LIMIT_KB:+, pending_list_limit = $PENDING_LIMIT_KB});
-CREATE TABLE pool AS SELECT g AS id, minhash(array_agg(hashint4(g * 1000 + j))) AS sig
-  FROM generate_series(1100001, 1300000) g, generate_series(1, 30) j GROUP BY g;
-CREATE INDEX ON pool (id);
-CREATE TABLE m_pk (LIKE m);
-ALTER TABLE m_pk ADD PRIMARY KEY (id);
-INSERT INTO m_pk SELECT * FROM m;
-CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM m ORDER BY hashint4(id) LIMIT 1000;
-VACUUM ANALYZE m; VACUUM ANALYZE m_pk; VACUUM ANALYZE pool;
-SQL
+    psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -v pool_lo=1100001 -v pool_hi=1300000 \
+        -v lsh_opts="${PENDING_LIMIT_KB:+, pending_list_limit = $PENDING_LIMIT_KB}" \
+        -f bench/sql/synthetic_ingest.sql
+    psql -X -q -v ON_ERROR_STOP=1 \
+        -c "CREATE TABLE qs AS SELECT row_number() OVER () AS n, sig FROM m ORDER BY hashint4(id) LIMIT 1000"
 }
 start base "$BASE"
 start new "$NEW"

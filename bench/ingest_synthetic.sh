@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fast ingest on synthetic signatures (issue 13.2, BENCHMARKS.md "Fast ingest at 1M rows"):
 # m(id int primary key, sig minhash) with N rows of 30-element sets and an lsh index with
-# fastupdate on (default 4MB limit), a copy with the primary key only, then 20 INSERT ... SELECT
+# fastupdate on (default 4MB limit), a copy with the primary key only (bench/sql/synthetic_ingest.sql),
+# then 20 INSERT ... SELECT
 # of 1,000 rows into each after a CHECKPOINT: backend CPU µs/row and WAL bytes/row, then the
 # merge of what is left pending. Runs against the cluster in PGHOST/PGPORT (superuser: it reads
 # /proc/self/schedstat through pg_read_file).
@@ -9,18 +10,11 @@
 set -euo pipefail
 n=${1:-1000000}
 p() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-p -c "DROP TABLE IF EXISTS m, m_pk, m_extra" \
-  -c "CREATE TABLE m (id int PRIMARY KEY, sig minhash)" \
-  -c "INSERT INTO m SELECT g, minhash(array_agg(hashint4(g * 1000 + j))) FROM generate_series(1, $n) g, generate_series(1, 30) j GROUP BY g" \
-  -c "CREATE INDEX m_sig ON m USING lsh (sig) WITH (fastupdate = on)" \
-  -c "CREATE TABLE m_extra AS SELECT g AS id, minhash(array_agg(hashint4(g * 1000 + j))) AS sig FROM generate_series(2100001, 2120000) g, generate_series(1, 30) j GROUP BY g" \
-  -c "CREATE INDEX ON m_extra (id)" \
-  -c "CREATE TABLE m_pk (LIKE m)" -c "ALTER TABLE m_pk ADD PRIMARY KEY (id)" -c "INSERT INTO m_pk SELECT * FROM m" \
-  -c "VACUUM ANALYZE m" -c "VACUUM ANALYZE m_pk" -c "VACUUM ANALYZE m_extra"
+p -v rows="$n" -v pool_lo=2100001 -v pool_hi=2120000 -v lsh_opts= -f "$(dirname "$0")/sql/synthetic_ingest.sql"
 meas() {
     p -c "CHECKPOINT"
     { echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 AS c0, pg_current_wal_insert_lsn() AS l0 \gset"
-      for b in $(seq 0 19); do lo=$((2100000 + b * 1000)); echo "INSERT INTO $1 SELECT * FROM m_extra WHERE id > $lo AND id <= $((lo + 1000));"; done
+      for b in $(seq 0 19); do lo=$((2100000 + b * 1000)); echo "INSERT INTO $1 SELECT * FROM pool WHERE id > $lo AND id <= $((lo + 1000));"; done
       echo "SELECT '$1: CPU µs/row ' || round((split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 - :c0) / 1e3 / 20000, 1) || ', WAL bytes/row ' || round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0') / 20000);"
     } | p -tA
 }
@@ -29,4 +23,4 @@ meas m
 printf '%s\n' "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 AS c0 \gset" \
     "SELECT minhash_lsh_clean_pending_list('m_sig') AS merged_rows;" \
     "SELECT 'merge of the rest: CPU ms ' || round((split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 - :c0) / 1e6);" | p -tA
-p -c "DROP TABLE m, m_pk, m_extra"
+p -c "DROP TABLE m, m_pk, pool"
