@@ -16,15 +16,10 @@ rows=${2:-1000000}
 scratch_dir parbench
 scratch_cluster pg "shared_buffers = '2GB'" "autovacuum = off" "max_wal_size = '8GB'" >/dev/null
 pm=$(head -n 1 "$(psql -X -tAc 'SHOW data_directory')/postmaster.pid")
+# shellcheck source=bench/lib/docs_tsv.sh
+. bench/lib/docs_tsv.sh
+load_docs_tsv "$docs" "$rows"
 psql -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE EXTENSION IF NOT EXISTS minhash;
-CREATE TABLE docs_raw (id int, cluster int, body text);
-\copy docs_raw FROM '$docs'
-CREATE TABLE docs AS SELECT id, body FROM docs_raw WHERE id <= $rows;
-DROP TABLE docs_raw;
-ALTER TABLE docs ADD COLUMN sig minhash;
-UPDATE docs SET sig = minhash(body);
-VACUUM ANALYZE docs;
 -- lsh builds are parallel only on a table with parallel_workers set (docs/lsh.md);
 -- max_parallel_maintenance_workers then sets the count per run
 ALTER TABLE docs SET (parallel_workers = 2);

@@ -2,9 +2,8 @@
 # Parallel all-pairs walk (issue 13): minhash_similar_pairs and
 # minhash_clusters with 0, 1 and 2 parallel workers
 # (max_parallel_workers_per_gather; the 1M-row index is far above
-# minhash.pairs_min_parallel_index_size), the leader walking key ranges too
-# (parallel_leader_participation, the default) and with 2 workers also not
-# ("2, leader off"), wall time and CPU time (the backend
+# minhash.pairs_min_parallel_index_size; the leader gathers, the workers
+# walk: docs/pairs.md), wall time and CPU time (the backend
 # plus its workers: the postmaster's reaped-children CPU, read around one psql
 # connection that runs only the query), and the result's row count, which
 # must not depend on the workers. The worker counts alternate within each
@@ -25,14 +24,10 @@ scratch_dir parpairs
 scratch_cluster pg "shared_buffers = '4GB'" "work_mem = '64MB'" "autovacuum = off" \
     "max_wal_size = '8GB'" "max_worker_processes = 8" "max_parallel_workers = 8" >/dev/null
 pm=$(head -n 1 "$(psql -X -tAc 'SHOW data_directory')/postmaster.pid")
+# shellcheck source=bench/lib/docs_tsv.sh
+. bench/lib/docs_tsv.sh
+load_docs_tsv "$docs" "$rows"
 psql -X -q -v ON_ERROR_STOP=1 <<SQL
-CREATE EXTENSION IF NOT EXISTS minhash;
-CREATE TABLE docs_raw (id int, cluster int, body text);
-\copy docs_raw FROM '$docs'
-CREATE TABLE docs AS SELECT id, body FROM docs_raw WHERE id <= $rows;
-DROP TABLE docs_raw;
-ALTER TABLE docs ADD COLUMN sig minhash;
-UPDATE docs SET sig = minhash(body);
 ALTER TABLE docs ADD PRIMARY KEY (id);
 VACUUM ANALYZE docs;
 CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
@@ -48,12 +43,10 @@ echo "| query | workers | round | wall s | CPU s (backend + workers) | rows | lo
 echo "|---|---|---|---|---|---|---|"
 for q in "${queries[@]}"; do
     for r in $(seq 1 "$rounds"); do
-        for w in 0 1 2 "2, leader off"; do
-            leader=on; [ "$w" = "2, leader off" ] && leader=off
+        for w in 0 1 2; do
             load=$(cut -d' ' -f1-3 /proc/loadavg)
             c0=$(cpu)
-            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET max_parallel_workers_per_gather = ${w%%,*}" \
-                -c "SET parallel_leader_participation = $leader" \
+            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET max_parallel_workers_per_gather = $w" \
                 -c '\timing on' -c "SELECT count(*) FROM $q")
             sleep 1
             c1=$(cpu)
