@@ -115,11 +115,9 @@ is($before->{'t %, bitmap scan'}, $before->{'t %, index scan'}, '1.0: bitmap sca
 like($before->{'d %, index scan'}, qr/^0:0,1,2,3,4,5,6,7 5:0,1,2,3,4,5,6,7 10:8,/,
 	'1.0 finds the families of texts through minhash(body)');
 check_clean($node, $_, "1.0: minhash_lsh_check('$_') is clean") for qw(t_sig_idx d_body_idx);
-$node->stop;
 
 # --- 4. the current build swapped in, before and after ALTER EXTENSION --------
-install_minhash($inst, $inst->{orig}{pkglibdir}, $inst->{orig}{extdir});
-$node->start;
+swap_in_current_build($node, $inst);
 
 sub compare_answers
 {

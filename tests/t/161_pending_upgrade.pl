@@ -178,11 +178,9 @@ sub assert_answers
 }
 assert_answers('1.1', 3800);
 my $pairs11 = pairs_digest(3800);
-$node->stop;
 
 # --- 3. the current build swapped in, before and after ALTER EXTENSION --------
-install_minhash($inst, $inst->{orig}{pkglibdir}, $inst->{orig}{extdir});
-$node->start;
+swap_in_current_build($node, $inst);
 
 sub assert_plain_kept
 {

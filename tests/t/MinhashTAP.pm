@@ -28,7 +28,7 @@ our @EXPORT = qw(
   minhash_node create_schema
   check_clean self_find_missing nearest_self_missing
   cluster_pids kill9_cluster
-  run_or_die build_release private_installation install_minhash
+  run_or_die build_release private_installation install_minhash swap_in_current_build
 );
 
 use constant FAMILY_SIZE => 8;
@@ -257,6 +257,18 @@ sub install_minhash
 	{
 		copy($f, $inst->{extdir}) or die "copy $f: $!";
 	}
+	return;
+}
+
+# The package-upgrade step of the upgrade tests: $node stopped, the
+# installation's own (current) build copied into the private copy $inst,
+# $node started on it.
+sub swap_in_current_build
+{
+	my ($node, $inst) = @_;
+	$node->stop;
+	install_minhash($inst, $inst->{orig}{pkglibdir}, $inst->{orig}{extdir});
+	$node->start;
 	return;
 }
 
