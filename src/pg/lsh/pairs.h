@@ -7,6 +7,7 @@
  *  pairs_walk.cpp     the leaf walk: band groups, candidate pairs, verification
  *  pairs_parallel.cpp the walk split into key ranges among parallel workers
  *  pairs_rows.cpp     rows by row id: snapshot visibility, key, shingles (bounded cache)
+ *  pairs_table_order.cpp  the same in table order, for tables larger than the cache
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
@@ -133,6 +134,9 @@ typedef struct PairsRun
 	bool		key_has_cmp;
 	Oid			key_collation;
 
+	/* pairs kept for resolution in table order, or NULL (pairs_table_order.cpp) */
+	struct PairsDeferred *deferred;
+
 	/* the row cache (pairs_rows.cpp) */
 	MemoryContext cache_cxt;	/* keys and shingles of cached rows */
 	PairsRow   *cache;
@@ -155,6 +159,7 @@ typedef struct PairsRun
 	uint64		spilled_groups;
 	uint64		candidates;		/* pairs verified (first shared band) */
 	uint64		pairs;			/* pairs emitted */
+	uint64		deferred_pairs; /* pairs verified, their rows to resolve in table order */
 	uint64		fetches;		/* heap fetches */
 	uint64		cache_resets;
 } PairsRun;
@@ -219,6 +224,16 @@ bool		pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 void		pairs_cache_init(PairsRun *run);
 void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
+
+bool		pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key);
+void		pairs_fetch_key_done(PairsRun *run);
+
+/* pairs_table_order.cpp */
+typedef struct PairsDeferred PairsDeferred;
+void		pairs_table_order_begin(PairsRun *run);
+void		pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
+								  ItemPointer tidb, double sim);
+void		pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_exact.cpp */
 PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);

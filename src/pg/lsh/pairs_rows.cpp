@@ -176,3 +176,42 @@ pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPoint
 	/* b's probe may have ended at the entry a just took: look again */
 	*b = cache_get(run, idb, tidb);
 }
+
+/*
+ * The row at tid of a part, fetched under the snapshot with no cache (the
+ * pass in table order, pairs_table_order.cpp): false if it is not visible
+ * or its key is NULL, else its key, valid until the next call.
+ */
+bool
+pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key)
+{
+	PairsPart  *pt = &run->parts[part];
+	ExprContext *econtext = run->econtext;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		isnull;
+	MemoryContext oldcxt;
+
+	ResetExprContext(econtext);
+	ExecClearTuple(pt->slot);
+	run->fetches++;
+	if (!table_index_fetch_tuple(pt->fetch, tid, run->snapshot, pt->slot, &call_again, &all_dead))
+		return false;
+	econtext->ecxt_scantuple = pt->slot;
+	oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	*key = ExecEvalExpr(pt->key_expr, econtext, &isnull);
+	/* no TOAST pointers in results */
+	if (!isnull && run->key_typlen == -1)
+		*key = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*key));
+	MemoryContextSwitchTo(oldcxt);
+	return !isnull;
+}
+
+/* after the last pairs_fetch_key: its memory and buffer pins released */
+void
+pairs_fetch_key_done(PairsRun *run)
+{
+	ResetExprContext(run->econtext);
+	for (int p = 0; p < run->nparts; p++)
+		ExecClearTuple(run->parts[p].slot);
+}

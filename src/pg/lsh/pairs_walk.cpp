@@ -391,6 +391,11 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	PairsRow   *a;
 	PairsRow   *b;
 
+	if (run->deferred != NULL)
+	{
+		pairs_table_order_add(run, ida, tida, idb, tidb, sim);
+		return;
+	}
 	pairs_resolve(run, ida, tida, idb, tidb, &a, &b);
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
@@ -700,7 +705,7 @@ pairs_report_progress(PairsRun *run, double done)
 	{
 		run->last_decile = decile;
 		elog(DEBUG1, "%s: %d%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
-			 run->args.funcname, decile * 10, run->indexname, run->pairs);
+			 run->args.funcname, decile * 10, run->indexname, run->pairs + run->deferred_pairs);
 	}
 	if (TimestampDifferenceExceeds(run->last_notice, now, 10000))
 	{
@@ -708,7 +713,7 @@ pairs_report_progress(PairsRun *run, double done)
 		ereport(NOTICE,
 				(errmsg("%s: %.0f%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
 						run->args.funcname, done * 100, run->indexname,
-						run->pairs)));
+						run->pairs + run->deferred_pairs)));
 	}
 }
 
@@ -1097,8 +1102,10 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	if (run->nparts > 1)
 		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
 			 run->args.funcname, run->nparts, run->indexname);
+	pairs_table_order_begin(run);
 	if (pairs_parallel_walk(run, emit, arg))
 	{
+		pairs_table_order_finish(run, emit, arg);
 		pairs_walk_summary(run);
 		return;
 	}
@@ -1126,6 +1133,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	}
 	walk_merge(w);
 	pairs_walk_end(w);
+	pairs_table_order_finish(run, emit, arg);
 	pairs_walk_summary(run);
 	MemoryContextSwitchTo(oldcxt);
 }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Rows resolved in table order (issue 13.4; docs/pairs.md, "Tables larger
+# than memory"): minhash_similar_pairs with the rows fetched as pairs come
+# (effective_cache_size above the table and index), against rows resolved in
+# table order (effective_cache_size below them), with the index read ahead
+# (effective_cache_size above the index) or not, warm (everything in shared buffers)
+# and cold (the cluster restarted and its files dropped from the kernel's
+# page cache with posix_fadvise(DONTNEED), so every read goes to the disk as
+# for a table larger than memory). Wall time, backend CPU (the postmaster's
+# reaped-children CPU around one psql connection), pairs (must not depend
+# on the mode). Modes alternate within each round.
+#
+#   bash bench/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]
+#
+# DOCS.tsv: build/core/minhash-gen docs --rows N --out DOCS.tsv --truth T.tsv
+# The cluster lives under $SCRATCH_PARENT (default /tmp), removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+docs=${1:?usage: bench/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]}
+rows=${2:-1000000}
+rounds=${3:-3}
+# shellcheck source=scripts/pgcluster.sh
+. scripts/pgcluster.sh
+scratch_dir tableorder
+conf=("shared_buffers = '4GB'" "work_mem = '64MB'" "autovacuum = off" "max_wal_size = '8GB'"
+      "max_parallel_workers_per_gather = 0")
+scratch_cluster pg "${conf[@]}" >/dev/null
+# shellcheck source=bench/lib/docs_tsv.sh
+. bench/lib/docs_tsv.sh
+load_docs_tsv "$docs" "$rows"
+psql -X -q -v ON_ERROR_STOP=1 <<SQL
+ALTER TABLE docs ADD PRIMARY KEY (id);
+VACUUM ANALYZE docs;
+CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
+CHECKPOINT;
+SQL
+datadir=$(psql -X -tAc 'SHOW data_directory')
+echo "docs: $(psql -X -tAc "SELECT format('%s rows, table %s, index %s', count(*), pg_size_pretty(pg_table_size('docs')), pg_size_pretty(pg_relation_size('docs_sig_lsh'))) FROM docs"); $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
+# the cluster's files out of the kernel's page cache (written back first)
+drop_cache() {
+    python3 - "$datadir/base" <<'PY'
+import os, sys
+for root, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        fd = os.open(os.path.join(root, f), os.O_RDONLY)
+        os.fsync(fd)  # fsync = off in scratch clusters: written pages may be dirty
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
+}
+cold() {
+    psql -X -q -c CHECKPOINT
+    bash scripts/pgcluster.sh stop "$SCRATCH/pg" >/dev/null
+    drop_cache
+    bash scripts/pgcluster.sh start "$SCRATCH/pg" "${conf[@]}" >/dev/null
+    # shellcheck disable=SC1091
+    . "$SCRATCH/pg/env"   # a new port
+}
+# effective_cache_size between the index's size and the table's plus the index's
+index_kb=$(psql -X -tAc "SELECT pg_relation_size('docs_sig_lsh') / 1024 + 8")
+pm() { head -n 1 "$datadir/postmaster.pid"; }
+cpu() { awk '{ print $16 + $17 }' "/proc/$(pm)/stat"; }
+tck=$(getconf CLK_TCK)
+q="minhash_similar_pairs('docs_sig_lsh', 'id', 0.5)"
+psql -X -q -c "SELECT count(*) FROM $q" >/dev/null   # warm
+echo "| cache | resolution | round | wall s | backend CPU s | pairs | load average before |"
+echo "|---|---|---|---|---|---|---|"
+for r in $(seq 1 "$rounds"); do
+    for cache in warm cold; do
+        for mode in "as they come, index read ahead|1TB" "table order, index read ahead|${index_kb}kB" \
+                    "table order, no read-ahead|1"; do
+            [ "$cache" = cold ] && cold
+            load=$(cut -d' ' -f1-3 /proc/loadavg)
+            c0=$(cpu)
+            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET effective_cache_size = '${mode#*|}'" \
+                -c '\timing on' -c "SELECT count(*) FROM $q")
+            sleep 1
+            c1=$(cpu)
+            ms=$(awk '/^Time: / { t = $2 } END { print t }' <<<"$out")
+            n=$(awk 'NR == 3 { print $1 }' <<<"$out")
+            echo "| $cache | ${mode%|*} | $r | $(awk "BEGIN { printf \"%.2f\", $ms / 1000 }") | $(awk "BEGIN { printf \"%.2f\", ($c1 - $c0) / $tck }") | $n | $load |"
+        done
+    done
+done

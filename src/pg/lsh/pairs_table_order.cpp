@@ -1,0 +1,361 @@
+/*
+ * Rows resolved in table order, for tables larger than the cache.
+ *
+ * The walk verifies pairs in band-key order, which is random in the table.
+ * Resolving each pair's rows as it comes (pairs_rows.cpp) costs a random
+ * heap read per row not in the row cache. While table and index stay in
+ * memory that is cheap; beyond memory each is a disk read (about 1.7 ms
+ * each on this project's test machines: a 10M-row walk would take hours).
+ *
+ * So when the table and the index together exceed effective_cache_size
+ * (PostgreSQL's own estimate of the memory caching them), pairs are
+ * deferred instead (docs/pairs.md, "Tables larger than memory"):
+ *  1. each verified pair's two ends go into a sort by (part, heap TID);
+ *  2. one pass in that order reads each row once, front to back through the
+ *     table, with its blocks prefetched ahead, and puts (end, visible, key)
+ *     into a second sort by end;
+ *  3. reading that back brings the two ends of each pair together again;
+ *     the pair is emitted when both rows are visible.
+ * Both sorts are tuplesorts of work_mem each, spilling to temporary files.
+ *
+ * Before the walk the index itself is prefetched front to back when it fits
+ * effective_cache_size: the walk reads nearly every page of it, in random
+ * order, and a sequential read costs a fraction of random ones.
+ *
+ * Exact verification needs each row's text, not just its key, so it keeps
+ * the row cache.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/pairs.h"
+
+extern "C" {
+#include "catalog/pg_am.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/tuplesort.h"
+}
+
+/* the columns of the two sorts */
+enum
+{
+	END_PART = 1,				/* the part (partition) the row is in */
+	END_TID,					/* its heap TID, as its slot named it */
+	END_NUMBER,					/* 2 * pair number + side */
+	END_ROWID,					/* global row id */
+	END_SIM,					/* the pair's similarity */
+	END_NCOLS = END_SIM
+};
+enum
+{
+	ROW_NUMBER = 1,				/* END_NUMBER */
+	ROW_ROWID,
+	ROW_SIM,
+	ROW_KEY,					/* NULL: the row is not visible (or has no key) */
+	ROW_NCOLS = ROW_KEY
+};
+
+/* ends read ahead of the fetches, so their heap blocks can be prefetched */
+#define LOOKAHEAD	256
+
+typedef struct PairsEnd
+{
+	int32		part;
+	ItemPointerData tid;
+	int64		number;
+	int64		rowid;
+	double		sim;
+} PairsEnd;
+
+struct PairsDeferred
+{
+	Tuplesortstate *ends;
+	TupleDesc	ends_desc;
+	TupleTableSlot *ends_in;
+	TupleDesc	rows_desc;
+	uint64		npairs;
+	uint64		rows_fetched;
+};
+
+static bool
+table_is_heap(Relation rel)
+{
+	return rel->rd_rel->relam == HEAP_TABLE_AM_OID;
+}
+
+/*
+ * Read the whole index ahead (posix_fadvise, as pg_prewarm's 'prefetch'
+ * mode) when it fits the cache: the walk then reads its pages from memory.
+ */
+static void
+prefetch_indexes(PairsRun *run)
+{
+	uint64		blocks = 0;
+
+	for (int p = 0; p < run->nparts; p++)
+		blocks += run->parts[p].nblocks;
+	if (blocks > (uint64) effective_cache_size)
+		return;
+	for (int p = 0; p < run->nparts; p++)
+		for (BlockNumber b = 0; b < run->parts[p].nblocks; b++)
+		{
+			if ((b & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			(void) PrefetchBuffer(run->parts[p].index, MAIN_FORKNUM, b);
+		}
+}
+
+/*
+ * Before the walk: prefetch the index if it fits the cache, and defer the
+ * rows' resolution to table order if table and index do not.
+ */
+void
+pairs_table_order_begin(PairsRun *run)
+{
+	uint64		blocks = 0;
+	PairsDeferred *d;
+	MemoryContext oldcxt;
+	AttrNumber	cols[2] = {END_PART, END_TID};
+	Oid			ops[2] = {Int4LessOperator, TIDLessOperator};
+	Oid			colls[2] = {InvalidOid, InvalidOid};
+	bool		nullsfirst[2] = {false, false};
+
+	prefetch_indexes(run);
+	if (run->args.exact)
+		return;					/* needs the rows' text: the row cache */
+	for (int p = 0; p < run->nparts; p++)
+		blocks += run->parts[p].nblocks + RelationGetNumberOfBlocks(run->parts[p].heap);
+	if (blocks <= (uint64) effective_cache_size)
+		return;
+
+	oldcxt = MemoryContextSwitchTo(run->cxt);
+	d = (PairsDeferred *) palloc0(sizeof(PairsDeferred));
+	d->ends_desc = CreateTemplateTupleDesc(END_NCOLS);
+	TupleDescInitEntry(d->ends_desc, END_PART, "part", INT4OID, -1, 0);
+	TupleDescInitEntry(d->ends_desc, END_TID, "tid", TIDOID, -1, 0);
+	TupleDescInitEntry(d->ends_desc, END_NUMBER, "number", INT8OID, -1, 0);
+	TupleDescInitEntry(d->ends_desc, END_ROWID, "rowid", INT8OID, -1, 0);
+	TupleDescInitEntry(d->ends_desc, END_SIM, "sim", FLOAT8OID, -1, 0);
+	d->ends = tuplesort_begin_heap(d->ends_desc, 2, cols, ops, colls, nullsfirst, work_mem,
+								   NULL, TUPLESORT_NONE);
+	d->ends_in = MakeSingleTupleTableSlot(d->ends_desc, &TTSOpsVirtual);
+	run->deferred = d;
+	MemoryContextSwitchTo(oldcxt);
+	elog(DEBUG1, "%s: table and index of \"%s\" exceed effective_cache_size: rows resolved in table order",
+		 run->args.funcname, run->indexname);
+}
+
+static void
+put_end(PairsDeferred *d, int part, ItemPointer tid, int64 number, uint64 rowid, double sim)
+{
+	TupleTableSlot *slot = d->ends_in;
+
+	ExecClearTuple(slot);
+	slot->tts_values[END_PART - 1] = Int32GetDatum(part);
+	slot->tts_values[END_TID - 1] = PointerGetDatum(tid);
+	slot->tts_values[END_NUMBER - 1] = Int64GetDatum(number);
+	slot->tts_values[END_ROWID - 1] = Int64GetDatum((int64) rowid);
+	slot->tts_values[END_SIM - 1] = Float8GetDatum(sim);
+	memset(slot->tts_isnull, 0, sizeof(bool) * END_NCOLS);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(d->ends, slot);
+}
+
+/* a verified pair, kept for the pass in table order */
+void
+pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb,
+					  double sim)
+{
+	PairsDeferred *d = run->deferred;
+	int64		number = (int64) d->npairs++ * 2;
+
+	run->deferred_pairs++;
+
+	put_end(d, pairs_part_of(run, ida), tida, number, ida, sim);
+	put_end(d, pairs_part_of(run, idb), tidb, number + 1, idb, sim);
+}
+
+/* the next end in table order into e; false at the end */
+static bool
+next_end(PairsDeferred *d, TupleTableSlot *slot, PairsEnd *e)
+{
+	if (!tuplesort_gettupleslot(d->ends, true, false, slot, NULL))
+		return false;
+	slot_getallattrs(slot);
+	e->part = DatumGetInt32(slot->tts_values[END_PART - 1]);
+	e->tid = *(ItemPointer) DatumGetPointer(slot->tts_values[END_TID - 1]);
+	e->number = DatumGetInt64(slot->tts_values[END_NUMBER - 1]);
+	e->rowid = DatumGetInt64(slot->tts_values[END_ROWID - 1]);
+	e->sim = DatumGetFloat8(slot->tts_values[END_SIM - 1]);
+	return true;
+}
+
+/*
+ * Pass 2: every end in table order, its row fetched once (ends of one row
+ * are adjacent), into a sort by end number. A ring of LOOKAHEAD ends is
+ * read ahead so their blocks are prefetched before they are fetched.
+ */
+static Tuplesortstate *
+resolve_in_table_order(PairsRun *run, PairsDeferred *d)
+{
+	TupleDesc	desc = d->rows_desc = CreateTemplateTupleDesc(ROW_NCOLS);
+	AttrNumber	col = ROW_NUMBER;
+	Oid			op = Int8LessOperator;
+	Oid			coll = InvalidOid;
+	bool		nullsfirst = false;
+	Tuplesortstate *rows;
+	TupleTableSlot *sorted = MakeSingleTupleTableSlot(d->ends_desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *out;
+	PairsEnd   *ring = (PairsEnd *) palloc(sizeof(PairsEnd) * LOOKAHEAD);
+	int			head = 0;
+	int			count = 0;
+	bool		more = true;
+	int32		prefetched_part = -1;
+	BlockNumber prefetched_block = InvalidBlockNumber;
+	int32		fetched_part = -1;
+	ItemPointerData fetched_tid;
+	bool		visible = false;
+	Datum		key = (Datum) 0;
+	uint64		n = 0;
+
+	TupleDescInitEntry(desc, ROW_NUMBER, "number", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_ROWID, "rowid", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_SIM, "sim", FLOAT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_KEY, "key", run->args.key_type, -1, 0);
+	TupleDescInitEntryCollation(desc, ROW_KEY, run->key_collation);
+	rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, work_mem, NULL,
+								TUPLESORT_NONE);
+	out = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	ItemPointerSetInvalid(&fetched_tid);
+
+	tuplesort_performsort(d->ends);
+	for (;;)
+	{
+		PairsEnd   *e;
+
+		/* top up the ring, prefetching each new block of a heap table */
+		while (more && count < LOOKAHEAD)
+		{
+			PairsEnd   *in = &ring[(head + count) % LOOKAHEAD];
+			Relation	heap;
+			BlockNumber blkno;
+
+			if (!next_end(d, sorted, in))
+			{
+				more = false;
+				break;
+			}
+			count++;
+			heap = run->parts[in->part].heap;
+			blkno = ItemPointerGetBlockNumber(&in->tid);
+			if ((in->part != prefetched_part || blkno != prefetched_block) && table_is_heap(heap))
+				(void) PrefetchBuffer(heap, MAIN_FORKNUM, blkno);
+			prefetched_part = in->part;
+			prefetched_block = blkno;
+		}
+		if (count == 0)
+			break;
+		e = &ring[head];
+		head = (head + 1) % LOOKAHEAD;
+		count--;
+		if ((++n & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+
+		/* a row's ends are adjacent: fetch it once */
+		if (e->part != fetched_part || !ItemPointerEquals(&e->tid, &fetched_tid))
+		{
+			visible = pairs_fetch_key(run, e->part, &e->tid, &key);
+			fetched_part = e->part;
+			fetched_tid = e->tid;
+			d->rows_fetched++;
+		}
+		ExecClearTuple(out);
+		out->tts_values[ROW_NUMBER - 1] = Int64GetDatum(e->number);
+		out->tts_values[ROW_ROWID - 1] = Int64GetDatum(e->rowid);
+		out->tts_values[ROW_SIM - 1] = Float8GetDatum(e->sim);
+		out->tts_values[ROW_KEY - 1] = visible ? key : (Datum) 0;
+		memset(out->tts_isnull, 0, sizeof(bool) * ROW_NCOLS);
+		out->tts_isnull[ROW_KEY - 1] = !visible;
+		ExecStoreVirtualTuple(out);
+		tuplesort_puttupleslot(rows, out);
+	}
+	pairs_fetch_key_done(run);
+	tuplesort_end(d->ends);
+	d->ends = NULL;
+	ExecDropSingleTupleTableSlot(sorted);
+	ExecDropSingleTupleTableSlot(out);
+	pfree(ring);
+	return rows;
+}
+
+/* one row of a pair, from the sort by end number */
+static void
+row_of(TupleTableSlot *slot, PairsRow *r)
+{
+	slot_getallattrs(slot);
+	memset(r, 0, sizeof(PairsRow));
+	r->rowid = (uint64) DatumGetInt64(slot->tts_values[ROW_ROWID - 1]);
+	r->status = slot->tts_isnull[ROW_KEY - 1] ? PAIRS_ROW_INVISIBLE : PAIRS_ROW_VISIBLE;
+	r->key = slot->tts_values[ROW_KEY - 1];
+}
+
+/*
+ * After the walk: resolve the deferred pairs' rows in table order, then
+ * emit each pair whose rows are both visible. Nothing to do unless
+ * pairs_table_order_begin deferred them.
+ */
+void
+pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg)
+{
+	PairsDeferred *d = run->deferred;
+	MemoryContext oldcxt;
+	Tuplesortstate *rows;
+	TupleTableSlot *first;
+	TupleTableSlot *second;
+	uint64		n = 0;
+
+	if (d == NULL)
+		return;
+	oldcxt = MemoryContextSwitchTo(run->cxt);
+	elog(DEBUG1, "%s: resolving the rows of " UINT64_FORMAT " pairs in table order",
+		 run->args.funcname, d->npairs);
+	rows = resolve_in_table_order(run, d);
+	elog(DEBUG1, "%s: " UINT64_FORMAT " rows fetched in table order", run->args.funcname,
+		 d->rows_fetched);
+	tuplesort_performsort(rows);
+	first = MakeSingleTupleTableSlot(d->rows_desc, &TTSOpsMinimalTuple);
+	second = MakeSingleTupleTableSlot(d->rows_desc, &TTSOpsMinimalTuple);
+	MemoryContextSwitchTo(oldcxt);
+
+	/* ends 2i and 2i + 1 are pair i: adjacent in this order */
+	while (tuplesort_gettupleslot(rows, true, true, first, NULL))
+	{
+		PairsRow	a;
+		PairsRow	b;
+
+		if ((++n & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!tuplesort_gettupleslot(rows, true, true, second, NULL))
+			elog(ERROR, "%s: a deferred pair lost its second row", run->args.funcname);
+		row_of(first, &a);
+		row_of(second, &b);
+		if (a.status == PAIRS_ROW_VISIBLE && b.status == PAIRS_ROW_VISIBLE)
+		{
+			double		sim = DatumGetFloat8(first->tts_values[ROW_SIM - 1]);
+
+			run->pairs++;
+			if (pairs_compare_keys(run, a.key, b.key) > 0)
+				emit(run, arg, &b, &a, sim);
+			else
+				emit(run, arg, &a, &b, sim);
+		}
+	}
+	tuplesort_end(rows);
+	ExecDropSingleTupleTableSlot(first);
+	ExecDropSingleTupleTableSlot(second);
+	run->deferred = NULL;
+}
