@@ -16,7 +16,8 @@
  *     into a second sort by end;
  *  3. reading that back brings the two ends of each pair together again;
  *     the pair is emitted when both rows are visible.
- * Both sorts are tuplesorts of work_mem each, spilling to temporary files.
+ * Both sorts are tuplesorts of half of work_mem each, spilling to temporary
+ * files; the row cache is not used.
  *
  * Before the walk the index itself is prefetched front to back when it fits
  * effective_cache_size: the walk reads nearly every page of it, in random
@@ -58,6 +59,9 @@ enum
 	ROW_KEY,					/* NULL: the row is not visible (or has no key) */
 	ROW_NCOLS = ROW_KEY
 };
+
+/* kB for each of the two sorts, which are filled and read at once */
+#define SORT_MEM	Max(work_mem / 2, 64)
 
 /* ends read ahead of the fetches, so their heap blocks can be prefetched */
 #define LOOKAHEAD	256
@@ -140,7 +144,7 @@ pairs_table_order_begin(PairsRun *run)
 	TupleDescInitEntry(d->ends_desc, END_NUMBER, "number", INT8OID, -1, 0);
 	TupleDescInitEntry(d->ends_desc, END_ROWID, "rowid", INT8OID, -1, 0);
 	TupleDescInitEntry(d->ends_desc, END_SIM, "sim", FLOAT8OID, -1, 0);
-	d->ends = tuplesort_begin_heap(d->ends_desc, 2, cols, ops, colls, nullsfirst, work_mem,
+	d->ends = tuplesort_begin_heap(d->ends_desc, 2, cols, ops, colls, nullsfirst, SORT_MEM,
 								   NULL, TUPLESORT_NONE);
 	d->ends_in = MakeSingleTupleTableSlot(d->ends_desc, &TTSOpsVirtual);
 	run->deferred = d;
@@ -227,7 +231,7 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 	TupleDescInitEntry(desc, ROW_SIM, "sim", FLOAT8OID, -1, 0);
 	TupleDescInitEntry(desc, ROW_KEY, "key", run->args.key_type, -1, 0);
 	TupleDescInitEntryCollation(desc, ROW_KEY, run->key_collation);
-	rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, work_mem, NULL,
+	rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, SORT_MEM, NULL,
 								TUPLESORT_NONE);
 	out = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	ItemPointerSetInvalid(&fetched_tid);
