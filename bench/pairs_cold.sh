@@ -14,22 +14,16 @@
 # docs_sig_lsh; SO: a minhash.so copied into $PG_CONFIG's library directory
 # first (to compare builds), or "-" to keep the installed one.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dir=${1:?usage: bench/pairs_cold.sh CLUSTER_DIR SO WORKERS pairs|pairs_table|clusters [TIMEOUT_S]}
 so=${2:?} workers=${3:?} what=${4:?} timeout=${5:-0}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
 bash scripts/pgcluster.sh stop "$dir/pg" >/dev/null 2>&1
 [ "$so" != - ] && cp "$so" "$("$PG_CONFIG" --pkglibdir)/minhash.so"
-python3 - "$dir/pg/data/base" <<'PY'
-import os, sys
-for root, _, files in os.walk(sys.argv[1]):
-    for f in files:
-        fd = os.open(os.path.join(root, f), os.O_RDONLY)
-        os.fsync(fd)  # fsync = off in scratch clusters: written pages may be dirty
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-PY
+# shellcheck source=bench/lib/timed_pairs.sh
+. bench/lib/timed_pairs.sh
+drop_page_cache "$dir/pg/data/base"
 bash scripts/pgcluster.sh start "$dir/pg" >/dev/null
 # shellcheck disable=SC1091
 . "$dir/pg/env"

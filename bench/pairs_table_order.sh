@@ -27,31 +27,15 @@ conf=("shared_buffers = '4GB'" "work_mem = '64MB'" "autovacuum = off" "max_wal_s
 scratch_cluster pg "${conf[@]}" >/dev/null
 # shellcheck source=bench/lib/docs_tsv.sh
 . bench/lib/docs_tsv.sh
-load_docs_tsv "$docs" "$rows"
-psql -X -q -v ON_ERROR_STOP=1 <<SQL
-ALTER TABLE docs ADD PRIMARY KEY (id);
-VACUUM ANALYZE docs;
-CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
-CHECKPOINT;
-SQL
+load_docs_indexed "$docs" "$rows"
 datadir=$(psql -X -tAc 'SHOW data_directory')
 echo "docs: $(psql -X -tAc "SELECT format('%s rows, table %s, index %s', count(*), pg_size_pretty(pg_table_size('docs')), pg_size_pretty(pg_relation_size('docs_sig_lsh'))) FROM docs"); $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
-# the cluster's files out of the kernel's page cache (written back first)
-drop_cache() {
-    python3 - "$datadir/base" <<'PY'
-import os, sys
-for root, _, files in os.walk(sys.argv[1]):
-    for f in files:
-        fd = os.open(os.path.join(root, f), os.O_RDONLY)
-        os.fsync(fd)  # fsync = off in scratch clusters: written pages may be dirty
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-PY
-}
+# shellcheck source=bench/lib/timed_pairs.sh
+. bench/lib/timed_pairs.sh
 cold() {
     psql -X -q -c CHECKPOINT
     bash scripts/pgcluster.sh stop "$SCRATCH/pg" >/dev/null
-    drop_cache
+    drop_page_cache "$datadir/base"
     bash scripts/pgcluster.sh start "$SCRATCH/pg" "${conf[@]}" >/dev/null
     # shellcheck disable=SC1091
     . "$SCRATCH/pg/env"   # a new port
@@ -59,8 +43,6 @@ cold() {
 # effective_cache_size between the index's size and the table's plus the index's
 index_kb=$(psql -X -tAc "SELECT pg_relation_size('docs_sig_lsh') / 1024 + 8")
 pm() { head -n 1 "$datadir/postmaster.pid"; }
-cpu() { awk '{ print $16 + $17 }' "/proc/$(pm)/stat"; }
-tck=$(getconf CLK_TCK)
 q="minhash_similar_pairs('docs_sig_lsh', 'id', 0.5)"
 psql -X -q -c "SELECT count(*) FROM $q" >/dev/null   # warm
 sleep 1   # its backend reaped before the first CPU reading
@@ -72,14 +54,8 @@ for r in $(seq 1 "$rounds"); do
                     "table order, no read-ahead|1"; do
             [ "$cache" = cold ] && cold
             load=$(cut -d' ' -f1-3 /proc/loadavg)
-            c0=$(cpu)
-            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET effective_cache_size = '${mode#*|}'" \
-                -c '\timing on' -c "SELECT count(*) FROM $q")
-            sleep 1
-            c1=$(cpu)
-            ms=$(awk '/^Time: / { t = $2 } END { print t }' <<<"$out")
-            n=$(awk 'NR == 3 { print $1 }' <<<"$out")
-            echo "| $cache | ${mode%|*} | $r | $(awk "BEGIN { printf \"%.2f\", $ms / 1000 }") | $(awk "BEGIN { printf \"%.2f\", ($c1 - $c0) / $tck }") | $n | $load |"
+            res=$(timed_count "$(pm)" "$q" "SET effective_cache_size = '${mode#*|}'")
+            echo "| $cache | ${mode%|*} | $r | ${res} | $load |"
         done
     done
 done

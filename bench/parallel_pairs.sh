@@ -26,18 +26,13 @@ scratch_cluster pg "shared_buffers = '4GB'" "work_mem = '64MB'" "autovacuum = of
 pm=$(head -n 1 "$(psql -X -tAc 'SHOW data_directory')/postmaster.pid")
 # shellcheck source=bench/lib/docs_tsv.sh
 . bench/lib/docs_tsv.sh
-load_docs_tsv "$docs" "$rows"
-psql -X -q -v ON_ERROR_STOP=1 <<SQL
-ALTER TABLE docs ADD PRIMARY KEY (id);
-VACUUM ANALYZE docs;
-CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
-SQL
+load_docs_indexed "$docs" "$rows"
 echo "docs: $(psql -X -tAc "SELECT format('%s rows, index %s', count(*), pg_size_pretty(pg_relation_size('docs_sig_lsh'))) FROM docs"); $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
 # warm the buffers: the first walk reads the index from disk
 psql -X -q -c "SELECT count(*) FROM minhash_similar_pairs('docs_sig_lsh', 'id', 0.5)" >/dev/null
-# children's CPU of the postmaster, in clock ticks (fields 16, 17 of /proc/PID/stat)
-cpu() { awk '{ print $16 + $17 }' "/proc/$pm/stat"; }
-tck=$(getconf CLK_TCK)
+sleep 1   # its backend reaped before the first CPU reading
+# shellcheck source=bench/lib/timed_pairs.sh
+. bench/lib/timed_pairs.sh
 queries=("minhash_similar_pairs('docs_sig_lsh', 'id', 0.5)" "minhash_clusters('docs_sig_lsh', 'id', 0.5)")
 echo "| query | workers | round | wall s | CPU s (backend + workers) | rows | load average before |"
 echo "|---|---|---|---|---|---|---|"
@@ -45,14 +40,8 @@ for q in "${queries[@]}"; do
     for r in $(seq 1 "$rounds"); do
         for w in 0 1 2; do
             load=$(cut -d' ' -f1-3 /proc/loadavg)
-            c0=$(cpu)
-            out=$(psql -X -q -v ON_ERROR_STOP=1 -c "SET max_parallel_workers_per_gather = $w" \
-                -c '\timing on' -c "SELECT count(*) FROM $q")
-            sleep 1
-            c1=$(cpu)
-            ms=$(awk '/^Time: / { t = $2 } END { print t }' <<<"$out")
-            n=$(awk 'NR == 3 { print $1 }' <<<"$out")
-            echo "| ${q%%(*} | $w | $r | $(awk "BEGIN { printf \"%.2f\", $ms / 1000 }") | $(awk "BEGIN { printf \"%.2f\", ($c1 - $c0) / $tck }") | $n | $load |"
+            res=$(timed_count "$pm" "$q" "SET max_parallel_workers_per_gather = $w")
+            echo "| ${q%%(*} | $w | $r | ${res} | $load |"
         done
     done
 done

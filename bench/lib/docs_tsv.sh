@@ -4,6 +4,8 @@
 #   load_docs_tsv DOCS.tsv ROWS   docs(id, body, sig) in the cluster of PGHOST/PGPORT: the
 #                                 first ROWS documents of a minhash-gen TSV, signatures
 #                                 computed, analyzed
+#   load_docs_indexed DOCS.tsv ROWS the same, with a primary key on id and
+#                                 docs_sig_lsh, an lsh index on sig (the all-pairs benchmarks)
 load_docs_tsv() {
     psql -X -q -v ON_ERROR_STOP=1 <<SQL
 CREATE EXTENSION IF NOT EXISTS minhash;
@@ -14,5 +16,15 @@ DROP TABLE docs_raw;
 ALTER TABLE docs ADD COLUMN sig minhash;
 UPDATE docs SET sig = minhash(body);
 VACUUM ANALYZE docs;
+SQL
+}
+
+load_docs_indexed() {
+    load_docs_tsv "$1" "$2"
+    psql -X -q -v ON_ERROR_STOP=1 <<SQL
+ALTER TABLE docs ADD PRIMARY KEY (id);
+VACUUM ANALYZE docs;
+CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
+CHECKPOINT;
 SQL
 }
