@@ -75,43 +75,35 @@ cache_lookup(PairsRun *run, uint64 rowid)
 static void
 fetch_row(PairsRun *run, PairsRow *r)
 {
-	PairsPart  *part = &run->parts[pairs_part_of(run, r->rowid)];
+	int			part = pairs_part_of(run, r->rowid);
+	PairsPart  *pt = &run->parts[part];
 	ExprContext *econtext = run->econtext;
-	bool		call_again = false;
-	bool		all_dead = false;
-	bool		isnull;
 	Datum		key;
-	MemoryContext oldcxt;
 
-	run->fetches++;
 	r->status = PAIRS_ROW_INVISIBLE;
 	r->shingles = NULL;
 	r->text_isnull = false;
-	if (!table_index_fetch_tuple(part->fetch, &r->tid, run->snapshot, part->slot,
-								 &call_again, &all_dead))
-		return;
-
-	econtext->ecxt_scantuple = part->slot;
-	oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	key = ExecEvalExpr(part->key_expr, econtext, &isnull);
 	/* a row without a key cannot be named in the result: left out (docs/pairs.md) */
-	if (!isnull)
+	if (pairs_fetch_key(run, part, &r->tid, &key))
 	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
 		if (run->args.exact)
 		{
 			Datum		doc;
+			bool		isnull;
 
 			/* the index expression is the table owner's code (owner.cpp) */
-			if (part->text_as_owner)
+			if (pt->text_as_owner)
 			{
 				MinhashOwnerContext owner;
 
-				minhash_owner_begin(part->heap, &owner);
-				doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
+				minhash_owner_begin(pt->heap, &owner);
+				doc = ExecEvalExpr(pt->text_expr, econtext, &isnull);
 				minhash_owner_end(&owner);
 			}
 			else
-				doc = ExecEvalExpr(part->text_expr, econtext, &isnull);
+				doc = ExecEvalExpr(pt->text_expr, econtext, &isnull);
 
 			if (isnull)
 				r->text_isnull = true;
@@ -125,17 +117,13 @@ fetch_row(PairsRun *run, PairsRow *r)
 			}
 		}
 		MemoryContextSwitchTo(run->cache_cxt);
-		if (run->key_typbyval)
-			r->key = key;
-		else if (run->key_typlen == -1)
-			r->key = PointerGetDatum(PG_DETOAST_DATUM_COPY(key));	/* no TOAST pointers in results */
-		else
-			r->key = datumCopy(key, false, run->key_typlen);
+		/* detoasted by pairs_fetch_key: no TOAST pointers in results */
+		r->key = run->key_typbyval ? key : datumCopy(key, false, run->key_typlen);
 		r->status = PAIRS_ROW_VISIBLE;
+		MemoryContextSwitchTo(oldcxt);
 	}
-	MemoryContextSwitchTo(oldcxt);
 	ResetExprContext(econtext);
-	ExecClearTuple(part->slot);
+	ExecClearTuple(pt->slot);
 }
 
 /* the entry for (rowid, tid), fetched if not cached; the caller made room */
@@ -178,9 +166,11 @@ pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPoint
 }
 
 /*
- * The row at tid of a part, fetched under the snapshot with no cache (the
- * pass in table order, pairs_table_order.cpp): false if it is not visible
- * or its key is NULL, else its key, valid until the next call.
+ * The row at tid of a part, fetched under the snapshot: false if it is not
+ * visible or its key is NULL, else its key (detoasted), valid until the next
+ * call, the row left in the part's slot as econtext's scan tuple. The row
+ * cache's fetch above and the pass in table order (pairs_table_order.cpp)
+ * both come here.
  */
 bool
 pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key)
