@@ -48,6 +48,6 @@ c1=$(cpu)
 echo "so=$so workers=$workers what=$what wall=$(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s" \
      "cpu=$(awk "BEGIN { printf \"%.1f\", ($c1 - $c0) / $(getconf CLK_TCK) }") s load_before=$load"
 echo "phases (server log):"
-grep -E 'minhash_(similar_pairs|clusters): (table and index|resolving|[0-9]+ rows fetched|[0-9]+ leaves)' \
-    "$dir/pg/server.log" | tail -n 4 | cut -c1-160
+grep -E 'minhash_(similar_pairs|clusters): (index .* read ahead|table and index|resolving|the ends|[0-9]+ rows fetched|[0-9]+ leaves)' \
+    "$dir/pg/server.log" | tail -n 6 | cut -c1-160
 bash scripts/pgcluster.sh stop "$dir/pg" >/dev/null

@@ -74,6 +74,61 @@ my ($none, $l5) = walk("$force SET max_parallel_workers = 0;", $pairs);
 is($l5, '0 of 2 parallel workers launched', 'max_parallel_workers = 0: none launched');
 is($none, $serial, '... the leader walks serially, the same pairs');
 
+# The pass in table order (effective_cache_size = 1: every table is larger
+# than the cache) shared by the workers too: the same pairs and clusters.
+my $deferred = "$force SET effective_cache_size = 1;";
+sub pass_line
+{
+	my ($gucs, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "$gucs SET client_min_messages = debug1; $sql");
+	is($ret, 0, "query succeeds ($gucs)") or diag $err;
+	my ($line) = $err =~ /(\d+ of \d+ parallel workers launched to resolve rows in table order)/;
+	return ($out, $line // '');
+}
+my ($tpar, $lt) = pass_line($deferred, $pairs);
+is($lt, '2 of 2 parallel workers launched to resolve rows in table order',
+	'rows resolved in table order: two workers share the pass');
+is($tpar, $serial, '... the serial walk\'s pairs');
+my ($tclu, $ltc) = pass_line($deferred, $clusters);
+is($ltc, '2 of 2 parallel workers launched to resolve rows in table order', 'minhash_clusters too');
+is($tclu, $cpar, '... the same clusters');
+my ($tone, $lt1) = pass_line("$deferred SET max_parallel_workers = 1;", $pairs);
+is($lt1, '1 of 2 parallel workers launched to resolve rows in table order', 'one worker slot free: one worker');
+is($tone, $serial, '... the same pairs');
+my ($tnone, $lt0) = pass_line("$deferred SET max_parallel_workers = 0;", $pairs);
+is($lt0, '0 of 2 parallel workers launched to resolve rows in table order', 'no worker slot free: none');
+is($tnone, $serial, '... the leader resolves the rows alone, the same pairs');
+# a key coerced to a domain (constraints the check does not look into) stays in the leader
+$node->safe_psql('postgres', 'CREATE DOMAIN posint AS int CHECK (VALUE > 0)');
+my $domain_pairs = "SELECT count(*) || ':' || sum(key_a * 100000 + key_b) "
+  . "FROM minhash_similar_pairs('t_idx', 'id', key_type => NULL::posint)";
+my ($tdom, $ltd) = pass_line($deferred, $domain_pairs);
+is($ltd, '', 'a key coerced to a domain: the pass stays in the leader');
+is($tdom, $serial, '... the same pairs');
+
+# A damaged table page met by a worker in the pass: its error is the query's,
+# the server stays up (the leader reads no page while the workers run).
+$node->safe_psql('postgres', 'CREATE TABLE tdam AS SELECT * FROM t; CREATE INDEX tdam_idx ON tdam USING lsh (sig)');
+my $heapfile = $node->safe_psql('postgres', "SELECT pg_relation_filepath('tdam')");
+$node->stop;
+open(my $hfh, '+<', $node->data_dir . "/$heapfile") or die "open $heapfile: $!";
+binmode $hfh;
+seek($hfh, 8192 * 5, 0);
+print $hfh "\xff" x 64;
+close $hfh;
+$node->start;
+my $damstart = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+my ($dret, $dout, $derr) = $node->psql('postgres',
+	"$deferred SELECT count(*) FROM minhash_similar_pairs('tdam_idx', 'id')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($derr, qr/ERROR:  XX001: invalid page in block 5 of relation/, 'a damaged table page met in the pass: XX001');
+like($derr, qr/parallel worker/, '... raised in a parallel worker');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'parallel worker'"),
+	'... and the workers are gone');
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $damstart, '... the server did not restart');
+$node->safe_psql('postgres', 'DROP TABLE tdam');
+
 # Cancel: 3000 identical rows (4.5 million pairs, seconds of walking) stopped
 # by statement_timeout; the workers stop with the leader.
 $node->safe_psql('postgres', q{

@@ -8,6 +8,7 @@
  *  pairs_parallel.cpp the walk split into key ranges among parallel workers
  *  pairs_rows.cpp     rows by row id: snapshot visibility, key, shingles (bounded cache)
  *  pairs_table_order.cpp  the same in table order, for tables larger than the cache
+ *  pairs_table_order_parallel.cpp  that pass shared by parallel workers
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
@@ -95,6 +96,7 @@ typedef struct PairsPart
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
+	Node	   *key_node;		/* key_expr before it was prepared */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
@@ -218,6 +220,7 @@ void		pairs_report_progress(PairsRun *run, double done);
 /* pairs_parallel.cpp */
 extern int	pairs_min_parallel_index_size;
 void		pairs_parallel_init(void);
+int			pairs_parallel_workers(const PairsRun *run);
 bool		pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_rows.cpp */

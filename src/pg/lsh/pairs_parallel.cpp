@@ -144,11 +144,15 @@ pairs_parallel_init(void)
 							NULL, NULL, NULL);
 }
 
-/* Workers to ask for (0: walk serially), and the key ranges to cut the walk into. */
-static int
-pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
+/*
+ * Parallel workers a run may use, for its walk or its pass in table order
+ * (pairs_table_order_parallel.cpp): up to max_parallel_workers_per_gather
+ * for an index of at least minhash.pairs_min_parallel_index_size, none when
+ * the session's own buffers hold table or index.
+ */
+int
+pairs_parallel_workers(const PairsRun *run)
 {
-	uint64		group = (uint64) (uint32) ~run->key_mask + 1;	/* keys per band group, a power of two */
 	uint64		blocks = 0;
 
 	if (max_parallel_workers_per_gather <= 0 || IsInParallelMode() || !IsUnderPostmaster)
@@ -156,11 +160,24 @@ pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
 	for (int p = 0; p < run->nparts; p++)
 	{
 		/* workers cannot read a session's local buffers */
-		if (RelationUsesLocalBuffers(run->parts[p].index))
+		if (RelationUsesLocalBuffers(run->parts[p].index) ||
+			RelationUsesLocalBuffers(run->parts[p].heap))
 			return 0;
 		blocks += run->parts[p].nblocks;
 	}
 	if (blocks < (uint64) pairs_min_parallel_index_size)
+		return 0;
+	return max_parallel_workers_per_gather;
+}
+
+/* Workers to ask for (0: walk serially), and the key ranges to cut the walk into. */
+static int
+pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
+{
+	uint64		group = (uint64) (uint32) ~run->key_mask + 1;	/* keys per band group, a power of two */
+	int			workers = pairs_parallel_workers(run);
+
+	if (workers <= 0)
 		return 0;
 	/* a group is keys equal under a prefix mask; anything else cannot be cut into ranges */
 	if ((group & (group - 1)) != 0)
@@ -169,7 +186,7 @@ pairs_parallel_request(const PairsRun *run, uint32 *nchunks, uint64 *width)
 	*nchunks = (uint32) ((UINT64CONST(1) << 32) / *width);
 	if (*nchunks < 2)
 		return 0;
-	return (int) Min((uint32) max_parallel_workers_per_gather, *nchunks);
+	return (int) Min((uint32) workers, *nchunks);
 }
 
 /* The next key range [lo, hi] to walk, from the shared counter; false when none is left. */

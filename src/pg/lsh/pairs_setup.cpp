@@ -424,6 +424,7 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 				 errmsg("%s does not support tables with row-level security", args->funcname),
 				 errdetail("Row-level security is enabled for partition \"%s\".",
 						   RelationGetRelationName(heap))));
+	part->key_node = keyexpr;
 	part->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
 	if (check_acl)
 		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */

@@ -12,14 +12,16 @@
  * deferred instead (docs/pairs.md, "Tables larger than memory"):
  *  1. each verified pair's two ends go into a sort by (part, heap TID);
  *  2. one pass in that order reads each row once, front to back through the
- *     table, with its blocks prefetched ahead, and puts (end, visible, key)
- *     into a second sort by end;
+ *     table, and puts (end, visible, key) into a second sort by end; dense
+ *     runs of blocks are left to the kernel's read-ahead, the blocks after
+ *     a jump prefetched (pairs_table_order.h); parallel workers share the
+ *     pass when the walk may use them (pairs_table_order_parallel.cpp);
  *  3. reading that back brings the two ends of each pair together again;
  *     the pair is emitted when both rows are visible.
  * Both sorts are tuplesorts of half of work_mem each, spilling to temporary
  * files; the row cache is not used.
  *
- * Before the walk the index itself is prefetched front to back when it fits
+ * Before the walk the index itself is read front to back when it fits
  * effective_cache_size: the walk reads nearly every page of it, in random
  * order, and a sequential read costs a fraction of random ones.
  *
@@ -28,7 +30,7 @@
  */
 #include "pg/pg_prelude.h"
 
-#include "pg/lsh/pairs.h"
+#include "pg/lsh/pairs_table_order.h"
 
 extern "C" {
 #include "catalog/pg_am.h"
@@ -36,8 +38,6 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
-#include "storage/bufmgr.h"
-#include "utils/rel.h"
 #include "utils/tuplesort.h"
 }
 
@@ -66,55 +66,55 @@ enum
 /* ends read ahead of the fetches, so their heap blocks can be prefetched */
 #define LOOKAHEAD	256
 
-typedef struct PairsEnd
-{
-	int32		part;
-	ItemPointerData tid;
-	int64		number;
-	int64		rowid;
-	double		sim;
-} PairsEnd;
-
 struct PairsDeferred
 {
 	Tuplesortstate *ends;
 	TupleDesc	ends_desc;
 	TupleTableSlot *ends_in;
+	TupleTableSlot *ends_out;
+	Tuplesortstate *rows;
 	TupleDesc	rows_desc;
+	TupleTableSlot *rows_in;
 	uint64		npairs;
 	uint64		rows_fetched;
 };
 
-static bool
-table_is_heap(Relation rel)
-{
-	return rel->rd_rel->relam == HEAP_TABLE_AM_OID;
-}
-
 /*
- * Read the whole index ahead (posix_fadvise, as pg_prewarm's 'prefetch'
- * mode) when it fits the cache: the walk then reads its pages from memory.
+ * Read the whole index front to back when it fits the cache, through a
+ * small ring of buffers (as a sequential scan, pg_prewarm's 'read' mode):
+ * the walk then finds its pages in memory. Sequential reads let the kernel
+ * read ahead in large requests, where posix_fadvise on every block (the
+ * first way, pg_prewarm's 'prefetch') makes one small request per block:
+ * the cost pairs_table_order.h measured for the table. For the index the two
+ * took the same time at 10M rows here (BENCHMARKS.md); this one also says,
+ * at DEBUG1, when the read is done.
  */
 static void
-prefetch_indexes(PairsRun *run)
+read_indexes_ahead(PairsRun *run)
 {
 	uint64		blocks = 0;
+	BufferAccessStrategy ring;
 
 	for (int p = 0; p < run->nparts; p++)
 		blocks += run->parts[p].nblocks;
 	if (blocks > (uint64) effective_cache_size)
 		return;
+	ring = GetAccessStrategy(BAS_BULKREAD);
 	for (int p = 0; p < run->nparts; p++)
 		for (BlockNumber b = 0; b < run->parts[p].nblocks; b++)
 		{
 			if ((b & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			(void) PrefetchBuffer(run->parts[p].index, MAIN_FORKNUM, b);
+			ReleaseBuffer(ReadBufferExtended(run->parts[p].index, MAIN_FORKNUM, b, RBM_NORMAL,
+											 ring));
 		}
+	FreeAccessStrategy(ring);
+	elog(DEBUG1, "%s: index \"%s\" read ahead, " UINT64_FORMAT " blocks", run->args.funcname,
+		 run->indexname, blocks);
 }
 
 /*
- * Before the walk: prefetch the index if it fits the cache, and defer the
+ * Before the walk: read the index ahead if it fits the cache, and defer the
  * rows' resolution to table order if table and index do not.
  */
 void
@@ -128,7 +128,7 @@ pairs_table_order_begin(PairsRun *run)
 	Oid			colls[2] = {InvalidOid, InvalidOid};
 	bool		nullsfirst[2] = {false, false};
 
-	prefetch_indexes(run);
+	read_indexes_ahead(run);
 	if (run->args.exact)
 		return;					/* needs the rows' text: the row cache */
 	for (int p = 0; p < run->nparts; p++)
@@ -184,9 +184,11 @@ pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, I
 }
 
 /* the next end in table order into e; false at the end */
-static bool
-next_end(PairsDeferred *d, TupleTableSlot *slot, PairsEnd *e)
+bool
+pairs_table_order_next_end(PairsDeferred *d, PairsEnd *e)
 {
+	TupleTableSlot *slot = d->ends_out;
+
 	if (!tuplesort_gettupleslot(d->ends, true, false, slot, NULL))
 		return false;
 	slot_getallattrs(slot);
@@ -198,22 +200,32 @@ next_end(PairsDeferred *d, TupleTableSlot *slot, PairsEnd *e)
 	return true;
 }
 
-/*
- * Pass 2: every end in table order, its row fetched once (ends of one row
- * are adjacent), into a sort by end number. A ring of LOOKAHEAD ends is
- * read ahead so their blocks are prefetched before they are fetched.
- */
-static Tuplesortstate *
-resolve_in_table_order(PairsRun *run, PairsDeferred *d)
+/* an end's row, resolved: into the sort by end number (key NULL: not visible) */
+void
+pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double sim, bool visible,
+						  Datum key)
 {
-	TupleDesc	desc = d->rows_desc = CreateTemplateTupleDesc(ROW_NCOLS);
-	AttrNumber	col = ROW_NUMBER;
-	Oid			op = Int8LessOperator;
-	Oid			coll = InvalidOid;
-	bool		nullsfirst = false;
-	Tuplesortstate *rows;
-	TupleTableSlot *sorted = MakeSingleTupleTableSlot(d->ends_desc, &TTSOpsMinimalTuple);
-	TupleTableSlot *out;
+	TupleTableSlot *out = d->rows_in;
+
+	ExecClearTuple(out);
+	out->tts_values[ROW_NUMBER - 1] = Int64GetDatum(number);
+	out->tts_values[ROW_ROWID - 1] = Int64GetDatum(rowid);
+	out->tts_values[ROW_SIM - 1] = Float8GetDatum(sim);
+	out->tts_values[ROW_KEY - 1] = visible ? key : (Datum) 0;
+	memset(out->tts_isnull, 0, sizeof(bool) * ROW_NCOLS);
+	out->tts_isnull[ROW_KEY - 1] = !visible;
+	ExecStoreVirtualTuple(out);
+	tuplesort_puttupleslot(d->rows, out);
+}
+
+/*
+ * The pass in this backend: every end in table order, its row fetched once
+ * (ends of one row are adjacent). A ring of LOOKAHEAD ends is read ahead so
+ * the blocks after a jump are prefetched before they are fetched.
+ */
+static void
+resolve_here(PairsRun *run, PairsDeferred *d)
+{
 	PairsEnd   *ring = (PairsEnd *) palloc(sizeof(PairsEnd) * LOOKAHEAD);
 	int			head = 0;
 	int			count = 0;
@@ -226,40 +238,24 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 	Datum		key = (Datum) 0;
 	uint64		n = 0;
 
-	TupleDescInitEntry(desc, ROW_NUMBER, "number", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, ROW_ROWID, "rowid", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, ROW_SIM, "sim", FLOAT8OID, -1, 0);
-	TupleDescInitEntry(desc, ROW_KEY, "key", run->args.key_type, -1, 0);
-	TupleDescInitEntryCollation(desc, ROW_KEY, run->key_collation);
-	rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, SORT_MEM, NULL,
-								TUPLESORT_NONE);
-	out = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	ItemPointerSetInvalid(&fetched_tid);
-
-	tuplesort_performsort(d->ends);
 	for (;;)
 	{
 		PairsEnd   *e;
 
-		/* top up the ring, prefetching each new block of a heap table */
 		while (more && count < LOOKAHEAD)
 		{
 			PairsEnd   *in = &ring[(head + count) % LOOKAHEAD];
-			Relation	heap;
-			BlockNumber blkno;
 
-			if (!next_end(d, sorted, in))
+			if (!pairs_table_order_next_end(d, in))
 			{
 				more = false;
 				break;
 			}
 			count++;
-			heap = run->parts[in->part].heap;
-			blkno = ItemPointerGetBlockNumber(&in->tid);
-			if ((in->part != prefetched_part || blkno != prefetched_block) && table_is_heap(heap))
-				(void) PrefetchBuffer(heap, MAIN_FORKNUM, blkno);
-			prefetched_part = in->part;
-			prefetched_block = blkno;
+			pairs_prefetch_jump(run->parts[in->part].heap, in->part,
+								ItemPointerGetBlockNumber(&in->tid), &prefetched_part,
+								&prefetched_block);
 		}
 		if (count == 0)
 			break;
@@ -269,7 +265,6 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 		if ((++n & 0xFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 
-		/* a row's ends are adjacent: fetch it once */
 		if (e->part != fetched_part || !ItemPointerEquals(&e->tid, &fetched_tid))
 		{
 			visible = pairs_fetch_key(run, e->part, &e->tid, &key);
@@ -277,23 +272,44 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 			fetched_tid = e->tid;
 			d->rows_fetched++;
 		}
-		ExecClearTuple(out);
-		out->tts_values[ROW_NUMBER - 1] = Int64GetDatum(e->number);
-		out->tts_values[ROW_ROWID - 1] = Int64GetDatum(e->rowid);
-		out->tts_values[ROW_SIM - 1] = Float8GetDatum(e->sim);
-		out->tts_values[ROW_KEY - 1] = visible ? key : (Datum) 0;
-		memset(out->tts_isnull, 0, sizeof(bool) * ROW_NCOLS);
-		out->tts_isnull[ROW_KEY - 1] = !visible;
-		ExecStoreVirtualTuple(out);
-		tuplesort_puttupleslot(rows, out);
+		pairs_table_order_put_row(d, e->number, e->rowid, e->sim, visible, key);
 	}
 	pairs_fetch_key_done(run);
+	pfree(ring);
+}
+
+/*
+ * Pass 2: every end's row, in table order, into a sort by end number; by
+ * parallel workers (pairs_table_order_parallel.cpp) or in this backend.
+ */
+static void
+resolve_in_table_order(PairsRun *run, PairsDeferred *d)
+{
+	TupleDesc	desc = d->rows_desc = CreateTemplateTupleDesc(ROW_NCOLS);
+	AttrNumber	col = ROW_NUMBER;
+	Oid			op = Int8LessOperator;
+	Oid			coll = InvalidOid;
+	bool		nullsfirst = false;
+
+	TupleDescInitEntry(desc, ROW_NUMBER, "number", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_ROWID, "rowid", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_SIM, "sim", FLOAT8OID, -1, 0);
+	TupleDescInitEntry(desc, ROW_KEY, "key", run->args.key_type, -1, 0);
+	TupleDescInitEntryCollation(desc, ROW_KEY, run->key_collation);
+	d->rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, SORT_MEM, NULL,
+								   TUPLESORT_NONE);
+	d->rows_in = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	d->ends_out = MakeSingleTupleTableSlot(d->ends_desc, &TTSOpsMinimalTuple);
+
+	tuplesort_performsort(d->ends);
+	elog(DEBUG1, "%s: the ends of " UINT64_FORMAT " pairs sorted by table position",
+		 run->args.funcname, d->npairs);
+	if (!pairs_table_order_parallel(run, d, &d->rows_fetched))
+		resolve_here(run, d);
 	tuplesort_end(d->ends);
 	d->ends = NULL;
-	ExecDropSingleTupleTableSlot(sorted);
-	ExecDropSingleTupleTableSlot(out);
-	pfree(ring);
-	return rows;
+	ExecDropSingleTupleTableSlot(d->ends_out);
+	ExecDropSingleTupleTableSlot(d->rows_in);
 }
 
 /* one row of a pair, from the sort by end number */
@@ -327,7 +343,8 @@ pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg)
 	oldcxt = MemoryContextSwitchTo(run->cxt);
 	elog(DEBUG1, "%s: resolving the rows of " UINT64_FORMAT " pairs in table order",
 		 run->args.funcname, d->npairs);
-	rows = resolve_in_table_order(run, d);
+	resolve_in_table_order(run, d);
+	rows = d->rows;
 	elog(DEBUG1, "%s: " UINT64_FORMAT " rows fetched in table order", run->args.funcname,
 		 d->rows_fetched);
 	tuplesort_performsort(rows);
