@@ -50,10 +50,15 @@ extern "C" {
 #define PASS_KEY_EXPRS		UINT64CONST(0xB5A0000000000202)
 #define PASS_KEY_QUEUES		UINT64CONST(0xB5A0000000000203)
 
-/* blocks dealt to one worker at a time: 16 MB, long sequential reads */
-#define PASS_RUN_BLOCKS		2048
+/*
+ * Blocks dealt to one worker at a time (4 MB). The leader feeds one run at a
+ * time, so a worker is kept busy while the others' runs are dealt only by
+ * what its queue holds: several runs' ends (about 2,500 ends of 40 bytes
+ * a run at 10M rows), or the workers take turns.
+ */
+#define PASS_RUN_BLOCKS		512
 /* each queue, both ways */
-#define PASS_QUEUE_SIZE		((Size) 256 * 1024)
+#define PASS_QUEUE_SIZE		((Size) 1024 * 1024)
 /* ends per message to a worker */
 #define PASS_BATCH			128
 /* bytes of rows a worker gathers before sending them */
@@ -189,8 +194,12 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 		/* the queue's bytes need not be aligned for a PairsEnd */
 		memcpy(ends, data, nbytes);
 		for (int i = 0; i < n; i++)
+		{
+			if (ends[i].part < 0 || ends[i].part >= run.nparts)
+				elog(ERROR, "minhash: parallel worker received an end of part %d", ends[i].part);
 			pairs_prefetch_jump(run.parts[ends[i].part].heap, ends[i].part,
 								ItemPointerGetBlockNumber(&ends[i].tid), &last_part, &last_block);
+		}
 		for (int i = 0; i < n; i++)
 		{
 			PairsEnd   *e = &ends[i];
@@ -198,8 +207,6 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 			Size		keysize;
 			char	   *at;
 
-			if (e->part < 0 || e->part >= run.nparts)
-				elog(ERROR, "minhash: parallel worker received an end of part %d", e->part);
 			if ((i & 63) == 0)
 				CHECK_FOR_INTERRUPTS();
 			/* a row's ends are adjacent and dealt to one worker: fetch it once */
