@@ -137,7 +137,7 @@ pairs_parallel_init(void)
 {
 	DefineCustomIntVariable("minhash.pairs_min_parallel_index_size",
 							"Smallest lsh index for which minhash_similar_pairs and minhash_clusters use parallel workers.",
-							"The workers walk the index's key ranges and verify pairs; the leader fetches the rows. max_parallel_workers_per_gather caps their number.",
+							"The workers walk the index's key ranges and verify pairs; the leader fetches the rows, or, past effective_cache_size, the workers fetch them in table order. max_parallel_workers_per_gather caps their number.",
 							&pairs_min_parallel_index_size,
 							1024, 0, INT_MAX / 3,
 							PGC_USERSET, GUC_UNIT_BLOCKS,

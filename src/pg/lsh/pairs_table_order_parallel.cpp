@@ -307,6 +307,7 @@ drain(PassLeader *l)
 			}
 			put_rows(l, (const char *) data, nbytes);
 			got = true;
+			CHECK_FOR_INTERRUPTS();
 		}
 	}
 	return got;
