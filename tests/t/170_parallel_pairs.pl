@@ -25,13 +25,15 @@ my $pairs = "SELECT count(*) || ':' || sum(key_a * 100000 + key_b) FROM minhash_
 my $clusters = "SELECT count(*) || ':' || sum(key * 100000 + cluster_id) FROM minhash_clusters('t_idx', 'id')";
 my $force = "SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 2;";
 
-# Runs $sql after $gucs at DEBUG1; returns (answer, the "workers launched" line or '').
+# Runs $sql after $gucs at DEBUG1; returns (answer, the first DEBUG1 line matching
+# $what -- by default the walk's "workers launched" -- or '').
 sub walk
 {
-	my ($gucs, $sql) = @_;
+	my ($gucs, $sql, $what) = @_;
+	$what //= qr/\d+ of \d+ parallel workers launched/;
 	my ($ret, $out, $err) = $node->psql('postgres', "$gucs SET client_min_messages = debug1; $sql");
 	is($ret, 0, "query succeeds ($gucs)") or diag $err;
-	my ($line) = $err =~ /(\d+ of \d+ parallel workers launched)/;
+	my ($line) = $err =~ /($what)/;
 	return ($out, $line // '');
 }
 
@@ -80,10 +82,7 @@ my $deferred = "$force SET effective_cache_size = 1;";
 sub pass_line
 {
 	my ($gucs, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', "$gucs SET client_min_messages = debug1; $sql");
-	is($ret, 0, "query succeeds ($gucs)") or diag $err;
-	my ($line) = $err =~ /(\d+ of \d+ parallel workers launched to resolve rows in table order)/;
-	return ($out, $line // '');
+	return walk($gucs, $sql, qr/\d+ of \d+ parallel workers launched to resolve rows in table order/);
 }
 my ($tpar, $lt) = pass_line($deferred, $pairs);
 is($lt, '2 of 2 parallel workers launched to resolve rows in table order',

@@ -218,6 +218,30 @@ pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double si
 	tuplesort_puttupleslot(d->rows, out);
 }
 
+void
+pairs_last_row_init(PairsLastRow *last)
+{
+	last->part = -1;
+	ItemPointerSetInvalid(&last->tid);
+	last->visible = false;
+	last->key = (Datum) 0;
+	last->fetched = 0;
+}
+
+/* e's row: true and its key in last->key if visible (fetched unless it is the last row) */
+bool
+pairs_fetch_end(PairsRun *run, PairsLastRow *last, const PairsEnd *e)
+{
+	if (e->part != last->part || !ItemPointerEquals((ItemPointer) &e->tid, &last->tid))
+	{
+		last->visible = pairs_fetch_key(run, e->part, (ItemPointer) &e->tid, &last->key);
+		last->part = e->part;
+		last->tid = e->tid;
+		last->fetched++;
+	}
+	return last->visible;
+}
+
 /*
  * The pass in this backend: every end in table order, its row fetched once
  * (ends of one row are adjacent). A ring of LOOKAHEAD ends is read ahead so
@@ -232,13 +256,10 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 	bool		more = true;
 	int32		prefetched_part = -1;
 	BlockNumber prefetched_block = InvalidBlockNumber;
-	int32		fetched_part = -1;
-	ItemPointerData fetched_tid;
-	bool		visible = false;
-	Datum		key = (Datum) 0;
+	PairsLastRow last;
 	uint64		n = 0;
 
-	ItemPointerSetInvalid(&fetched_tid);
+	pairs_last_row_init(&last);
 	for (;;)
 	{
 		PairsEnd   *e;
@@ -265,15 +286,12 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 		if ((++n & 0xFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 
-		if (e->part != fetched_part || !ItemPointerEquals(&e->tid, &fetched_tid))
-		{
-			visible = pairs_fetch_key(run, e->part, &e->tid, &key);
-			fetched_part = e->part;
-			fetched_tid = e->tid;
-			d->rows_fetched++;
-		}
-		pairs_table_order_put_row(d, e->number, e->rowid, e->sim, visible, key);
+		if (pairs_fetch_end(run, &last, e))
+			pairs_table_order_put_row(d, e->number, e->rowid, e->sim, true, last.key);
+		else
+			pairs_table_order_put_row(d, e->number, e->rowid, e->sim, false, (Datum) 0);
 	}
+	d->rows_fetched += last.fetched;
 	pairs_fetch_key_done(run);
 	pfree(ring);
 }

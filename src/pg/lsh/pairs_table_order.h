@@ -44,6 +44,19 @@ pairs_prefetch_jump(Relation heap, int32 part, BlockNumber blkno, int32 *last_pa
 	*last_block = blkno;
 }
 
+/* The row of the last end fetched: a row's ends are adjacent, so it is fetched once. */
+typedef struct PairsLastRow
+{
+	int32		part;
+	ItemPointerData tid;
+	bool		visible;
+	Datum		key;			/* valid until the next fetch */
+	uint64		fetched;		/* rows fetched */
+} PairsLastRow;
+
+void		pairs_last_row_init(PairsLastRow *last);
+bool		pairs_fetch_end(PairsRun *run, PairsLastRow *last, const PairsEnd *e);
+
 bool		pairs_table_order_next_end(PairsDeferred *d, PairsEnd *e);
 void		pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double sim,
 									  bool visible, Datum key);

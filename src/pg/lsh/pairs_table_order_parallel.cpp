@@ -143,11 +143,7 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 	StringInfoData buf;
 	int32		last_part = -1;
 	BlockNumber last_block = InvalidBlockNumber;
-	int32		fetched_part = -1;
-	ItemPointerData fetched_tid;
-	bool		visible = false;
-	Datum		key = (Datum) 0;
-	uint64		rows = 0;
+	PairsLastRow last;
 	bool		leader_gone = false;
 
 	shm_mq_set_receiver(inq, MyProc);
@@ -177,7 +173,7 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 		pt->slot = table_slot_create(pt->heap, NULL);
 	}
 	initStringInfo(&buf);
-	ItemPointerSetInvalid(&fetched_tid);
+	pairs_last_row_init(&last);
 
 	while (!leader_gone)
 	{
@@ -202,26 +198,21 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 		}
 		for (int i = 0; i < n; i++)
 		{
-			PairsEnd   *e = &ends[i];
+			const PairsEnd *e = &ends[i];
 			PassRowHeader h = {e->number, e->rowid, e->sim};
+			bool		visible;
 			Size		keysize;
 			char	   *at;
 
 			if ((i & 63) == 0)
 				CHECK_FOR_INTERRUPTS();
-			/* a row's ends are adjacent and dealt to one worker: fetch it once */
-			if (e->part != fetched_part || !ItemPointerEquals(&e->tid, &fetched_tid))
-			{
-				visible = pairs_fetch_key(&run, e->part, &e->tid, &key);
-				fetched_part = e->part;
-				fetched_tid = e->tid;
-				rows++;
-			}
+			/* a row's ends are adjacent and dealt to one worker: fetched once */
+			visible = pairs_fetch_end(&run, &last, e);
 			appendBinaryStringInfo(&buf, (const char *) &h, sizeof(h));
-			keysize = datumEstimateSpace(key, !visible, run.key_typbyval, run.key_typlen);
+			keysize = datumEstimateSpace(last.key, !visible, run.key_typbyval, run.key_typlen);
 			enlargeStringInfo(&buf, (int) keysize);
 			at = buf.data + buf.len;
-			datumSerialize(key, !visible, run.key_typbyval, run.key_typlen, &at);
+			datumSerialize(last.key, !visible, run.key_typbyval, run.key_typlen, &at);
 			buf.len += (int) keysize;
 			if (!send_rows(outh, &buf, PASS_FLUSH))
 			{
@@ -235,7 +226,7 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 	}
 
 	pg_atomic_fetch_add_u64(&shared->fetches, run.fetches);
-	pg_atomic_fetch_add_u64(&shared->rows_fetched, rows);
+	pg_atomic_fetch_add_u64(&shared->rows_fetched, last.fetched);
 	pairs_fetch_key_done(&run);
 	for (int p = 0; p < run.nparts; p++)
 	{
