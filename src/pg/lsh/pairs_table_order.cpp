@@ -257,6 +257,7 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 	int32		prefetched_part = -1;
 	BlockNumber prefetched_block = InvalidBlockNumber;
 	PairsLastRow last;
+	bool		visible;
 	uint64		n = 0;
 
 	pairs_last_row_init(&last);
@@ -286,10 +287,8 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 		if ((++n & 0xFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 
-		if (pairs_fetch_end(run, &last, e))
-			pairs_table_order_put_row(d, e->number, e->rowid, e->sim, true, last.key);
-		else
-			pairs_table_order_put_row(d, e->number, e->rowid, e->sim, false, (Datum) 0);
+		visible = pairs_fetch_end(run, &last, e);
+		pairs_table_order_put_row(d, e->number, e->rowid, e->sim, visible, last.key);
 	}
 	d->rows_fetched += last.fetched;
 	pairs_fetch_key_done(run);

@@ -66,7 +66,6 @@ extern "C" {
 
 typedef struct PassShared
 {
-	Oid			key_type;
 	int16		key_typlen;
 	bool		key_typbyval;
 	pg_atomic_uint64 fetches;	/* heap fetches, for the DEBUG1 summary */
@@ -426,7 +425,6 @@ pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched
 
 	shared = (PassShared *) shm_toc_allocate(pcxt->toc, sharedsize);
 	memset((void *) shared, 0, sharedsize);
-	shared->key_type = run->args.key_type;
 	shared->key_typlen = run->key_typlen;
 	shared->key_typbyval = run->key_typbyval;
 	pg_atomic_init_u64(&shared->fetches, 0);
