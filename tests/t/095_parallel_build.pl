@@ -1,5 +1,5 @@
 # Parallel CREATE INDEX ... USING lsh (issue 13.3): with
-# max_parallel_maintenance_workers and the table's parallel_workers, workers
+# max_parallel_maintenance_workers, as for a btree, workers
 # scan the table, evaluate the index expression and sort their band entries;
 # the index they build answers exactly as a serial build's does and passes
 # minhash_lsh_check. The index expression runs in the workers as the table
@@ -48,11 +48,19 @@ like(build('t_par', $par), qr/2 of 2 parallel workers launched/,
 like(build('t_par_noleader', "$par SET parallel_leader_participation = off;"),
 	qr/2 of 2 parallel workers launched/,
 	'parallel_leader_participation = off: the workers alone scan the table');
-# opt-in: without the table's parallel_workers, max_parallel_maintenance_workers alone asks for none
+# As for a btree: without the table's parallel_workers its size decides
+# (min_parallel_table_scan_size), and parallel_workers = 0 keeps a build serial
 $node->safe_psql('postgres', 'ALTER TABLE t RESET (parallel_workers)');
-is(build('t_no_reloption', $par), '',
-	'no parallel_workers on the table: a serial build although max_parallel_maintenance_workers = 2');
-$node->safe_psql('postgres', 'DROP INDEX t_no_reloption; ALTER TABLE t SET (parallel_workers = 2)');
+is(build('t_small', $par), '',
+	'no parallel_workers, a table below min_parallel_table_scan_size: a serial build');
+like(build('t_by_size', "$par SET min_parallel_table_scan_size = 0;"),
+	qr/2 of 2 parallel workers launched/,
+	'no parallel_workers, a table above min_parallel_table_scan_size: workers by default');
+$node->safe_psql('postgres', 'ALTER TABLE t SET (parallel_workers = 0)');
+is(build('t_zero', "$par SET min_parallel_table_scan_size = 0;"), '',
+	'parallel_workers = 0 on the table: a serial build');
+$node->safe_psql('postgres',
+	'DROP INDEX t_small, t_by_size, t_zero; ALTER TABLE t SET (parallel_workers = 2)');
 # a parallel-unsafe expression is built serially
 $node->safe_psql('postgres', q{
 CREATE FUNCTION unsafe_sig(id bigint) RETURNS minhash LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS

@@ -274,14 +274,11 @@ lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const Ls
 		return NULL;
 
 	/*
-	 * Opt-in: only a table whose parallel_workers storage parameter is set.
-	 * On the 2-core machines measured so far a parallel build took more CPU
-	 * and more wall time than a serial one (BENCHMARKS.md, "Parallel index
-	 * build"), so the default max_parallel_maintenance_workers = 2 must not
-	 * make every large CREATE INDEX parallel.
+	 * As for a btree: the table's size, its parallel_workers storage
+	 * parameter (0 keeps a build serial) and maintenance_work_mem decide. On
+	 * an idle 2-core machine one worker already shortens a build
+	 * (BENCHMARKS.md, "Parallel index build, quiet machine").
 	 */
-	if (RelationGetParallelWorkers(heap, -1) < 0)
-		return NULL;
 	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
 	if (request <= 0)
 		return NULL;
