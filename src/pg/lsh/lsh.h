@@ -444,6 +444,10 @@ int			lsh_child_index(Page page, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost);
 BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 							  bool *has_low, uint32 *low);
+BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+								 bool *has_low, uint32 *low, int *hint);
+Buffer		lsh_leaf_hint_get(Relation index, int hint);
+void		lsh_leaf_hint_set(Relation index, int hint, Buffer buf);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
@@ -488,6 +492,9 @@ typedef struct LshWalk
 	/* NULL: damage is XX002; else it is passed here and the walk goes on where it can (the check) */
 	void		(*report) (void *arg, BlockNumber blkno, const char *problem);
 	void	   *report_arg;
+	/* a buffer that held recent_blkno, for the next read of it (lsh_prefetch.cpp) */
+	BlockNumber recent_blkno;
+	Buffer		recent_buf;
 } LshWalk;
 
 /* tree heights beyond this are damage: 4 levels already address more than 32-bit row ids */
@@ -512,6 +519,13 @@ void		lsh_check_key_in_leaf(Relation index, Page page, BlockNumber blkno, uint32
 void		lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblocks,
 							   const ItemPointerData *tid, BlockNumber blkno);
 
+/* lsh_prefetch.cpp: warming the pages a scan is about to read (hints only) */
+Buffer		lsh_walk_prefetch(LshWalk *w, BlockNumber blkno);
+void		lsh_prefetch_head(Buffer buf);
+void		lsh_prefetch_lines(Buffer buf);
+void		lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf);
+Buffer		lsh_walk_pin(LshWalk *w, BlockNumber blkno);
+
 /*
  * lsh_cursor.cpp: the leaf cursor, one level of the band tree in key order
  * through the checked walk (scans, VACUUM, the all-pairs walk, the check).
@@ -534,6 +548,8 @@ typedef struct LshCursor
 
 void		lsh_cursor_range(LshCursor *cur, LshWalk *walk, const LshMetaPageData *meta,
 							 uint32 lo, uint32 hi);
+void		lsh_cursor_range_from(LshCursor *cur, LshWalk *walk, BlockNumber first, bool has_low,
+								  uint32 low, uint32 lo, uint32 hi);
 void		lsh_cursor_level(LshCursor *cur, LshWalk *walk, BlockNumber first, int lockmode,
 							 int level);
 bool		lsh_cursor_next(LshCursor *cur);

@@ -142,6 +142,8 @@ lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy)
 	w->strategy = strategy;
 	w->report = NULL;
 	w->report_arg = NULL;
+	w->recent_blkno = InvalidBlockNumber;
+	w->recent_buf = InvalidBuffer;
 	lsh_walk_chain(w);
 }
 
@@ -226,7 +228,7 @@ lsh_walk_read(LshWalk *w, BlockNumber blkno, int lockmode, uint16 types, int lev
 		lsh_walk_damage(w, problem, blkno);
 		return InvalidBuffer;
 	}
-	buf = ReadBufferExtended(w->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
+	buf = lsh_walk_pin(w, blkno);
 	LockBuffer(buf, lockmode);
 	page = BufferGetPage(buf);
 	problem = lsh_page_problem(page, types, level, params);

@@ -41,11 +41,23 @@ lsh_cursor_init(LshCursor *cur, LshWalk *walk, BlockNumber first, int lockmode, 
 void
 lsh_cursor_range(LshCursor *cur, LshWalk *walk, const LshMetaPageData *meta, uint32 lo, uint32 hi)
 {
-	bool		has_low;
-	uint32		low;
+	bool		has_low = false;
+	uint32		low = 0;
 	BlockNumber first = meta->root == InvalidBlockNumber ? InvalidBlockNumber :
 		lsh_find_leaf_low(walk->index, meta, lo, true, &has_low, &low);
 
+	lsh_cursor_range_from(cur, walk, first, has_low, low, lo, hi);
+}
+
+/*
+ * The same from a descent the caller made (lsh_find_leaf_low for lo, under
+ * the metapage lock it still holds or in a tree unchanged since: same
+ * nsplits): its leaf and the low key its parent gives it.
+ */
+void
+lsh_cursor_range_from(LshCursor *cur, LshWalk *walk, BlockNumber first, bool has_low, uint32 low,
+					  uint32 lo, uint32 hi)
+{
 	lsh_cursor_init(cur, walk, first, BUFFER_LOCK_SHARE, 0);
 	cur->lo = lo;
 	cur->hi = hi;

@@ -197,19 +197,61 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 }
 
 /*
+ * Each band's first leaf, looked up (in the cached internal levels) before
+ * any is read, so that the misses of all of them overlap (lsh_prefetch.cpp);
+ * the band loop reads them in order, through these descents while the tree
+ * has not split since (the metapage's nsplits, root and height unchanged).
+ */
+typedef struct LshBandLeaf
+{
+	BlockNumber blkno;
+	bool		has_low;
+	uint32		low;
+	int			hint;			/* its entry in the cached levels (lsh_leaf_hint_get) */
+	Buffer		recent;			/* a hint: unpinned */
+} LshBandLeaf;
+
+static void
+lsh_find_band_leaves(Relation index, LshScanOpaque so, const LshMetaPageData *meta, const uint32 *lo,
+					 int nbands, LshBandLeaf *leaves)
+{
+	for (int b = 0; b < nbands; b++)
+	{
+		LshBandLeaf *l = &leaves[b];
+
+		l->has_low = false;
+		l->low = 0;
+		l->hint = -1;
+		l->blkno = meta->root == InvalidBlockNumber ? InvalidBlockNumber :
+			lsh_find_leaf_hinted(index, meta, lo[b], true, &l->has_low, &l->low, &l->hint);
+		/* the buffer the leaf was in last time, else a lookup in the buffer table */
+		l->recent = lsh_leaf_hint_get(index, l->hint);
+		if (BufferIsValid(l->recent))
+			lsh_prefetch_head(l->recent);
+		else
+			l->recent = lsh_walk_prefetch(&so->walk, l->blkno);
+	}
+}
+
+/*
  * Collect the row ids of entries with keys in [lo, hi]: the leaves of a
  * range cursor, through the scan's checked walk (bounded, type-checked; the
  * metapage lock holds off interrupts, so the walk's bound ends a cycle).
+ * The buffer of the band's first leaf is remembered for the next scan.
  */
 static void
-lsh_collect(LshScanOpaque so, const LshMetaPageData *meta, uint32 lo, uint32 hi,
+lsh_collect(Relation index, LshCursor *cur, uint32 lo, uint32 hi, const LshBandLeaf *leaf,
 			LshArray<uint32> *ids)
 {
-	LshCursor	cur;
+	bool		first = true;
 
-	lsh_cursor_range(&cur, &so->walk, meta, lo, hi);
-	while (lsh_cursor_next(&cur))
-		lsh_leaf_collect(cur.page, lo, hi, ids);
+	while (lsh_cursor_next(cur))
+	{
+		if (first && leaf != NULL && cur->blkno == leaf->blkno)
+			lsh_leaf_hint_set(index, leaf->hint, cur->buf);
+		first = false;
+		lsh_leaf_collect(cur->page, lo, hi, ids);
+	}
 }
 
 /* Verify candidates (sorted row ids) against their stored signatures. */
@@ -454,6 +496,10 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	Size		j = 0;
 	uint32	   *lo;
 	uint32	   *hi;
+	LshBandLeaf *leaves;
+	uint64		nsplits;
+	BlockNumber root;
+	uint16		height;
 
 	so->depth = m;
 	so->counters.depth = minhash::prefix_effective_depth(params->layout, m);
@@ -474,7 +520,12 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 		if (params->version != LSH_VERSION_EXACT && m < params->rows)
 			minhash::prefix_range(params->layout, so->keys[b], m, &lo[b], &hi[b]);
 	}
+	leaves = (LshBandLeaf *) palloc(sizeof(LshBandLeaf) * params->bands);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	nsplits = meta->nsplits;
+	root = meta->root;
+	height = meta->height;
+	lsh_find_band_leaves(index, so, meta, lo, params->bands, leaves);
 	/*
 	 * Pending rows (fastupdate) whose band keys fall in these ranges, as the
 	 * tree's would; read before the tree (lsh_pending.h), from the head in
@@ -483,13 +534,30 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	lsh_pending_collect(index, &so->walk, metabuf, &ids, params, lo, hi);
 	for (int b = 0; b < params->bands; b++)
 	{
+		LshCursor	cur;
+
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
-		lsh_collect(so, meta, lo[b], hi[b], &ids);
+		/* the next band's leaf comes in while this one is scanned */
+		if (b + 1 < params->bands)
+			lsh_prefetch_lines(leaves[b + 1].recent);
+		if (meta->nsplits == nsplits && meta->root == root && meta->height == height)
+		{
+			lsh_walk_recent(&so->walk, leaves[b].blkno, leaves[b].recent);
+			lsh_cursor_range_from(&cur, &so->walk, leaves[b].blkno, leaves[b].has_low, leaves[b].low,
+								  lo[b], hi[b]);
+			lsh_collect(index, &cur, lo[b], hi[b], &leaves[b], &ids);
+		}
+		else
+		{
+			lsh_cursor_range(&cur, &so->walk, meta, lo[b], hi[b]);
+			lsh_collect(index, &cur, lo[b], hi[b], NULL, &ids);
+		}
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		so->counters.bands_probed++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	ReleaseBuffer(metabuf);
+	pfree(leaves);
 	pfree(lo);
 	pfree(hi);
 

@@ -61,6 +61,15 @@ typedef struct LshTreeCache
 	int		   *first;			/* per page: its first entry in entries[] */
 	int		   *count;			/* per page: its number of entries */
 	LshEntry   *entries;
+	int			nentries;
+	/*
+	 * Per entry (used at level 1): the buffer its leaf was last read in, so
+	 * that the next read pins it with ReadRecentBuffer instead of looking the
+	 * block up in the shared buffer table (a cache miss or two per band in
+	 * gigabytes of shared buffers). Only a hint: ReadRecentBuffer checks that
+	 * the buffer still holds the block.
+	 */
+	Buffer	   *leafbuf;
 } LshTreeCache;
 
 /* Copies of more internal pages than this (8 MB) are not kept: descend through buffers. */
@@ -152,7 +161,8 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 		char	   *mem = (char *) MemoryContextAlloc(index->rd_indexcxt,
 													  MAXALIGN(sizeof(LshTreeCache)) +
 													  MAXALIGN(sizeof(int) * npages) * 2 +
-													  sizeof(LshEntry) * entries.n);
+													  MAXALIGN(sizeof(LshEntry) * entries.n) +
+													  sizeof(Buffer) * entries.n);
 
 		cache = (LshTreeCache *) mem;
 		mem += MAXALIGN(sizeof(LshTreeCache));
@@ -161,6 +171,11 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 		cache->count = (int *) mem;
 		mem += MAXALIGN(sizeof(int) * npages);
 		cache->entries = (LshEntry *) mem;
+		mem += MAXALIGN(sizeof(LshEntry) * entries.n);
+		cache->leafbuf = (Buffer *) mem;
+		cache->nentries = (int) entries.n;
+		for (Size i = 0; i < entries.n; i++)
+			cache->leafbuf[i] = InvalidBuffer;
 		memcpy(cache->first, first, sizeof(int) * npages);
 		memcpy(cache->count, count, sizeof(int) * npages);
 		if (entries.n > 0)
@@ -187,12 +202,26 @@ BlockNumber
 lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 				  bool *has_low, uint32 *low)
 {
+	int			hint;
+
+	return lsh_find_leaf_hinted(index, meta, key, leftmost, has_low, low, &hint);
+}
+
+/*
+ * The same; *hint is where the cached descent ended (for lsh_leaf_hint_get
+ * and _set), -1 when it went through the buffers.
+ */
+BlockNumber
+lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+					 bool *has_low, uint32 *low, int *hint)
+{
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 	BlockNumber blkno = meta->root;
 	LshWalk		w;
 
 	*has_low = false;
 	*low = 0;
+	*hint = -1;
 	if (meta->height <= 1)
 		return blkno;
 	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
@@ -217,6 +246,7 @@ lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool 
 			if (level == 1)
 			{
 				*low = child->key;
+				*hint = (int) (child - cache->entries);
 				return child->value;
 			}
 			p = (int) child->value;
@@ -236,6 +266,31 @@ lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool 
 		UnlockReleaseBuffer(buf);
 	}
 	return blkno;
+}
+
+/*
+ * The buffer a leaf was last read in, by the hint lsh_find_leaf_hinted gave
+ * for it (InvalidBuffer if none). The cache may have been rebuilt since (a
+ * split): then the position names another entry or none, and the hint is
+ * merely wrong, which ReadRecentBuffer finds out.
+ */
+Buffer
+lsh_leaf_hint_get(Relation index, int hint)
+{
+	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
+
+	if (cache == NULL || hint < 0 || hint >= cache->nentries)
+		return InvalidBuffer;
+	return cache->leafbuf[hint];
+}
+
+void
+lsh_leaf_hint_set(Relation index, int hint, Buffer buf)
+{
+	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
+
+	if (cache != NULL && hint >= 0 && hint < cache->nentries)
+		cache->leafbuf[hint] = buf;
 }
 
 BlockNumber

@@ -1,0 +1,122 @@
+/*
+ * Warming the pages a scan is about to read.
+ *
+ * A % query reads one leaf per band (30 at the default 30 x 4) and then the
+ * data pages of its candidates, each somewhere in gigabytes of shared
+ * buffers: every first touch of a page is a cache and TLB miss, and a leaf is
+ * read whole (its entries are unsorted). Reading them one after the other
+ * waits for memory once per page. Looking the blocks up first (the tree's
+ * internal levels are cached in backend memory, lsh_tree.cpp) lets the scan
+ * ask the CPU for all of them at once, so the misses overlap:
+ *
+ *  - lsh_walk_prefetch finds the block's buffer without pinning it
+ *    (PrefetchBuffer: for a block not in shared buffers it starts the read
+ *    from the kernel instead) and prefetches the cache lines every checked
+ *    read looks at first: the page header and the special space
+ *    (lsh_prefetch_head, also for a buffer known from an earlier scan: the
+ *    leaf hints of the cached tree levels, lsh_tree.cpp);
+ *  - lsh_prefetch_lines prefetches a whole page, for the next page to scan
+ *    while the current one is being scanned;
+ *  - lsh_walk_recent hands the buffer to the walk's next read of that block,
+ *    which then pins it with ReadRecentBuffer (no second buffer-table lookup).
+ *
+ * All three are hints: nothing is read through them. An unpinned buffer may
+ * be evicted and reused in between; ReadRecentBuffer then fails and the read
+ * looks the block up as usual, and every page is still checked after it is
+ * pinned and locked (lsh_walk_read). A block a link may not name (damage) is
+ * not prefetched: its read reports it.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/lsh/lsh.h"
+#include "pg/compat.h"
+
+extern "C" {
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+}
+
+#define LSH_CACHE_LINE 64
+
+static inline void
+lsh_prefetch_line(const char *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(p, 0, 3);
+#else
+	(void) p;
+#endif
+}
+
+/* The page of an unpinned shared buffer, NULL for local buffers (not prefetched). */
+static const char *
+lsh_recent_page(Buffer buf)
+{
+	if (!BufferIsValid(buf) || BufferIsLocal(buf))
+		return NULL;
+	return (const char *) BufferGetBlock(buf);
+}
+
+/* The lines every checked read looks at first: the page header and the special space. */
+void
+lsh_prefetch_head(Buffer buf)
+{
+	const char *page = lsh_recent_page(buf);
+
+	if (page == NULL)
+		return;
+	lsh_prefetch_line(page);
+	lsh_prefetch_line(page + BLCKSZ - LSH_CACHE_LINE);
+}
+
+Buffer
+lsh_walk_prefetch(LshWalk *w, BlockNumber blkno)
+{
+	PrefetchBufferResult r;
+
+	if (blkno == InvalidBlockNumber || blkno == LSH_METAPAGE_BLKNO)
+		return InvalidBuffer;
+	if (blkno >= w->nblocks)
+	{
+		w->nblocks = RelationGetNumberOfBlocks(w->index);
+		if (blkno >= w->nblocks)
+			return InvalidBuffer;
+	}
+	r = PrefetchBuffer(w->index, MAIN_FORKNUM, blkno);
+	lsh_prefetch_head(r.recent_buffer);
+	return r.recent_buffer;
+}
+
+void
+lsh_prefetch_lines(Buffer buf)
+{
+	const char *page = lsh_recent_page(buf);
+
+	if (page == NULL)
+		return;
+	for (int off = 0; off < BLCKSZ; off += LSH_CACHE_LINE)
+		lsh_prefetch_line(page + off);
+}
+
+void
+lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf)
+{
+	w->recent_blkno = blkno;
+	w->recent_buf = buf;
+}
+
+/*
+ * Pin blkno: through the buffer lsh_walk_recent named for it if that buffer
+ * still holds it, else by the usual lookup. The hint is used once.
+ */
+Buffer
+lsh_walk_pin(LshWalk *w, BlockNumber blkno)
+{
+	Buffer		recent = w->recent_buf;
+
+	w->recent_buf = InvalidBuffer;
+	if (BufferIsValid(recent) && w->recent_blkno == blkno && w->strategy == NULL &&
+		ReadRecentBuffer(MH_REL_LOCATOR(w->index), MAIN_FORKNUM, blkno, recent))
+		return recent;
+	return ReadBufferExtended(w->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
+}
