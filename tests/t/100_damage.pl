@@ -308,6 +308,18 @@ sub damage
 		put32($img, $o->($b) + $SPECIAL + $f, pick(0, 0xFFFFFFFF, int(rand(2**32))));
 		return ("key range of block $b damaged at +$f", 0);
 	}
+	if ($kind eq 'leaf_sorted')
+	{
+		# a leaf's count of entries in key order (lsh_leaf_sorted): past its entries
+		# the page check refuses it; within them an unsorted tail may be
+		# binary-searched and entries missed, which only the check can see
+		my $b = pick(@leaves);
+		my $flags = u16($img, $o->($b) + $SPECIAL + 16);
+		my $n = (u16($img, $o->($b) + 12) - 24) / (($flags & 0x40) ? 7 : 8);
+		my $v = pick(0, 1, $n - 1, $n, $n + 1, 0xFFFF, int(rand($n + 1)));
+		put16($img, $o->($b) + $SPECIAL + 12, $v);
+		return ("sorted entries of leaf $b ($n entries) set to $v", $v <= $n ? 1 : 0);
+	}
 	if ($kind eq 'slot')
 	{
 		my $b = pick(@data);
@@ -326,7 +338,7 @@ sub damage
 
 my @kinds = qw(random_bytes random_bytes random_bytes rightlink_cycle rightlink_cycle
   wrong_level wrong_type wrong_flags free_head free_head_zero free_cycle pd_lower pd_upper special
-  truncate zero_meta zero_page meta_field meta_field child keys slot);
+  truncate zero_meta zero_page meta_field meta_field child keys slot leaf_sorted);
 # MINHASH_DAMAGE_KINDS=a,b restricts the kinds (e.g. to show a hang on an older build)
 @kinds = split /,/, $ENV{MINHASH_DAMAGE_KINDS} if $ENV{MINHASH_DAMAGE_KINDS};
 

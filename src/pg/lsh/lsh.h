@@ -104,11 +104,15 @@ extern "C" {
  * bits, exact band match only. 2 (1.1): prefix-preserving band keys (see
  * core/lsh_prefix.h) and per-depth build statistics; probes at any depth.
  * 3 (1.1): version 2 plus the pending list of fast inserts (lsh_pending.h).
+ * 4 (1.1): version 3 plus sorted leaves: a leaf's first opaque.count entries
+ * are in key order (lsh_leaf_sorted), so a probe binary-searches them and
+ * reads only the entries appended since; a version-3 leaf is read whole.
  * All are read and written; a version-1 index keeps 1.0's capabilities, a
  * version-2 one has no pending list (inserts go straight to the tree), until
  * REINDEX.
  */
-#define LSH_VERSION			3
+#define LSH_VERSION			4
+#define LSH_VERSION_PENDING	3	/* the pending list, leaves read whole */
 #define LSH_VERSION_PREFIX	2	/* prefix keys, no pending list */
 #define LSH_VERSION_EXACT	1
 #define LSH_PAGE_ID			0xFF8C		/* opaque.page_id of every lsh page */
@@ -238,7 +242,9 @@ lsh_meta_size(uint32 version)
 }
 
 /* versions this build reads */
-#define LSH_VERSION_KNOWN(v)	((v) == LSH_VERSION_EXACT || (v) == LSH_VERSION_PREFIX || (v) == LSH_VERSION)
+#define LSH_VERSION_KNOWN(v)	((v) >= LSH_VERSION_EXACT && (v) <= LSH_VERSION)
+/* the metapage has the pending list's fields */
+#define LSH_HAS_PENDING(v)		((v) >= LSH_VERSION_PENDING)
 
 /* A band entry; also the layout of an internal entry (key, child block) */
 typedef struct LshEntry
@@ -300,7 +306,11 @@ lsh_count_entries(Page page, int entry_size)
 	(((PageHeader) (page))->pd_lower = LSH_CONTENT_START + (n) * sizeof(LshEntry))
 
 /*
- * Leaves: entries {key, row id}, unsorted, in one of two formats.
+ * Leaves: entries {key, row id}, in one of two formats. A leaf written whole
+ * (build, split, VACUUM) is in key order; appends (inserts, the pending
+ * list's merge) add entries after them unsorted. opaque.count holds how many
+ * leading entries are in key order (lsh_leaf_sorted: trusted from version 4).
+ * The formats:
  *  - wide: LshEntry, 8 bytes;
  *  - narrow (LSH_NARROW): 7 bytes, the key stored as key - low in 3 bytes
  *    (little-endian) then the 4-byte row id; possible when the leaf's key range
@@ -355,6 +365,18 @@ lsh_leaf_put(Page page, int i, uint32 key, uint32 rowid)
 	minhash::lsh_layout::put_entry((uint8 *) page + LSH_CONTENT_START, i,
 								   (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
 								   LshPageGetOpaque(page)->low, key, rowid);
+}
+
+/*
+ * How many leading entries of a leaf are in key order: opaque.count in a
+ * version-4 index (lsh_page_problem has checked it is at most the entries),
+ * none before (version-3 leaves were read whole; their count is 0 or, once
+ * written whole by this build, the same prefix, unused).
+ */
+static inline int
+lsh_leaf_sorted(Page page, uint32 version)
+{
+	return version >= LSH_VERSION ? Min((int) LshPageGetOpaque(page)->count, lsh_leaf_count(page)) : 0;
 }
 
 /* Append an entry; the caller has checked lsh_leaf_count < lsh_leaf_capacity. */
@@ -451,7 +473,8 @@ void		lsh_leaf_hint_set(Relation index, int hint, Buffer buf);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
-void		lsh_leaf_collect(Page page, uint32 lo, uint32 hi, LshArray<uint32> *ids);
+void		lsh_leaf_collect(Page page, int sorted, uint32 lo, uint32 hi, LshArray<uint32> *ids);
+int			lsh_leaf_guess(Page page, int sorted, uint32 key);
 int			lsh_uint32_cmp(const void *a, const void *b);
 
 /*
@@ -523,6 +546,7 @@ void		lsh_check_heap_tid(Relation index, Relation heap, BlockNumber *heap_nblock
 Buffer		lsh_walk_prefetch(LshWalk *w, BlockNumber blkno);
 void		lsh_prefetch_head(Buffer buf);
 void		lsh_prefetch_lines(Buffer buf);
+void		lsh_prefetch_leaf_at(Buffer buf, uint32 key);
 void		lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf);
 Buffer		lsh_walk_pin(LshWalk *w, BlockNumber blkno);
 

@@ -88,6 +88,10 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 			return psprintf("tree page with invalid pd_lower %d", ph->pd_lower);
 		if (type == LSH_PAGE_INTERNAL && ph->pd_lower == LSH_CONTENT_START)
 			return "empty internal page";
+		/* a leaf's sorted prefix (lsh_leaf_sorted) is among its entries */
+		if (type == LSH_PAGE_LEAF && opaque->count > lsh_count_entries(page, esize))
+			return psprintf("leaf with %d entries in key order but %d entries", opaque->count,
+							lsh_count_entries(page, esize));
 		if (type == LSH_PAGE_INTERNAL && (opaque->flags & LSH_NARROW))
 			return "internal page marked narrow";
 		if (has_high != (opaque->next != InvalidBlockNumber))

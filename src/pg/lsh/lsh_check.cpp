@@ -416,7 +416,19 @@ check_leaf_entries(LshChecker *c, BlockNumber blkno, Page page)
 	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
 	LshEntry   *e = (LshEntry *) palloc(sizeof(LshEntry) * Max(n, 1));
 
+	int			sorted = lsh_leaf_sorted(page, c->meta.version);
+
 	lsh_leaf_decode(page, e);
+	/* a probe binary-searches the sorted prefix: out of order, it would miss entries */
+	for (int i = 1; i < sorted; i++)
+	{
+		if (e[i - 1].key > e[i].key)
+		{
+			problem(c, "leaf %u: entry %d of its %d in key order has key %u after key %u",
+					blkno, i, sorted, e[i].key, e[i - 1].key);
+			break;
+		}
+	}
 	for (int i = 0; i < n; i++)
 	{
 		uint32		rowid = e[i].value;

@@ -116,7 +116,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				bands = Max(meta->opt_bands, 1);
 		}
 		spp = lsh_slots_per_page(num_perm);
-		if (meta->version == LSH_VERSION)
+		if (LSH_HAS_PENDING(meta->version))
 		{
 			pending_rows = (double) meta->pending_rows;
 			pending_pages = (double) meta->pending_pages;

@@ -158,7 +158,7 @@ lsh_pending_usable(Relation index, const LshMetaPageData *meta)
 	const LshOptions *opts = (const LshOptions *) index->rd_options;
 
 	/* the first insert creates the root and fixes the parameters the direct way */
-	return meta->version == LSH_VERSION && meta->num_perm != 0 &&
+	return LSH_HAS_PENDING(meta->version) && meta->num_perm != 0 &&
 		meta->root != InvalidBlockNumber && opts != NULL && opts->fastupdate;
 }
 
@@ -440,7 +440,7 @@ merge_round(Relation index, Size budget)
 	bool		upto_seen = false;
 	Size		per_row;
 
-	if (meta->version != LSH_VERSION || head == InvalidBlockNumber)
+	if (!LSH_HAS_PENDING(meta->version) || head == InvalidBlockNumber)
 	{
 		UnlockReleaseBuffer(metabuf);
 		return -1;
@@ -592,7 +592,7 @@ lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem)
 bool
 lsh_pending_over_limit(Relation index, const LshMetaPageData *meta)
 {
-	return meta->version == LSH_VERSION && meta->num_perm > 0 &&
+	return LSH_HAS_PENDING(meta->version) && meta->num_perm > 0 &&
 		meta->pending_rows * LSH_SLOT_SIZE(meta->num_perm) > lsh_pending_limit_bytes(index);
 }
 
@@ -612,7 +612,7 @@ pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 	Buffer		buf;
 	Page		page;
 
-	if (meta->version != LSH_VERSION || blkno == InvalidBlockNumber)
+	if (!LSH_HAS_PENDING(meta->version) || blkno == InvalidBlockNumber)
 	{
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		return;
@@ -721,7 +721,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 	BlockNumber lists[2] = {meta->pending_head, meta->pending_free};
 
 	*pages_seen = 0;
-	if (meta->version != LSH_VERSION)
+	if (!LSH_HAS_PENDING(meta->version))
 		return;
 	for (int l = 0; l < 2; l++)
 	{

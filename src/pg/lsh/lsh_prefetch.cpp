@@ -4,7 +4,7 @@
  * A % query reads one leaf per band (30 at the default 30 x 4) and then the
  * data pages of its candidates, each somewhere in gigabytes of shared
  * buffers: every first touch of a page is a cache and TLB miss, and a leaf is
- * read whole (its entries are unsorted). Reading them one after the other
+ * searched (read whole before version 4). Reading them one after the other
  * waits for memory once per page. Looking the blocks up first (the tree's
  * internal levels are cached in backend memory, lsh_tree.cpp) lets the scan
  * ask the CPU for all of them at once, so the misses overlap:
@@ -16,7 +16,9 @@
  *    (lsh_prefetch_head, also for a buffer known from an earlier scan: the
  *    leaf hints of the cached tree levels, lsh_tree.cpp);
  *  - lsh_prefetch_lines prefetches a whole page, for the next page to scan
- *    while the current one is being scanned;
+ *    while the current one is being scanned (a leaf read whole, before
+ *    version 4); lsh_prefetch_leaf_at only the lines a search of a sorted
+ *    leaf reads;
  *  - lsh_walk_recent hands the buffer to the walk's next read of that block,
  *    which then pins it with ReadRecentBuffer (no second buffer-table lookup).
  *
@@ -96,6 +98,39 @@ lsh_prefetch_lines(Buffer buf)
 		return;
 	for (int off = 0; off < BLCKSZ; off += LSH_CACHE_LINE)
 		lsh_prefetch_line(page + off);
+}
+
+/*
+ * The lines of a sorted leaf (lsh_leaf_sorted) that a search for key will
+ * read: where lsh_leaf_guess expects the key, its neighbours, and the
+ * entries appended after the sorted ones. The page is not pinned, so its
+ * header may be stale or another page's by now: every value read from it is
+ * clamped to the page, and a wrong guess only costs the prefetch.
+ */
+void
+lsh_prefetch_leaf_at(Buffer buf, uint32 key)
+{
+	const char *page = lsh_recent_page(buf);
+	const int	start = (int) LSH_CONTENT_START;
+	int			esize;
+	int			n;
+	int			sorted;
+	int			at;
+
+	if (page == NULL)
+		return;
+	esize = lsh_leaf_entry_size((Page) page);
+	n = lsh_count_entries((Page) page, esize);
+	sorted = Min((int) LshPageGetOpaque((Page) page)->count, n);
+	if (sorted > 0)
+	{
+		at = start + lsh_leaf_guess((Page) page, sorted, key) * esize;
+		lsh_prefetch_line(page + Max(at - LSH_CACHE_LINE, start));
+		lsh_prefetch_line(page + at);
+		lsh_prefetch_line(page + Min(at + LSH_CACHE_LINE, (int) BLCKSZ - LSH_CACHE_LINE));
+	}
+	for (at = start + sorted * esize; at < start + n * esize; at += LSH_CACHE_LINE)
+		lsh_prefetch_line(page + at);
 }
 
 void

@@ -240,8 +240,8 @@ lsh_find_band_leaves(Relation index, LshScanOpaque so, const LshMetaPageData *me
  * The buffer of the band's first leaf is remembered for the next scan.
  */
 static void
-lsh_collect(Relation index, LshCursor *cur, uint32 lo, uint32 hi, const LshBandLeaf *leaf,
-			LshArray<uint32> *ids)
+lsh_collect(Relation index, uint32 version, LshCursor *cur, uint32 lo, uint32 hi,
+			const LshBandLeaf *leaf, LshArray<uint32> *ids)
 {
 	bool		first = true;
 
@@ -250,7 +250,7 @@ lsh_collect(Relation index, LshCursor *cur, uint32 lo, uint32 hi, const LshBandL
 		if (first && leaf != NULL && cur->blkno == leaf->blkno)
 			lsh_leaf_hint_set(index, leaf->hint, cur->buf);
 		first = false;
-		lsh_leaf_collect(cur->page, lo, hi, ids);
+		lsh_leaf_collect(cur->page, lsh_leaf_sorted(cur->page, version), lo, hi, ids);
 	}
 }
 
@@ -539,18 +539,23 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);	/* still pinned */
 		/* the next band's leaf comes in while this one is scanned */
 		if (b + 1 < params->bands)
-			lsh_prefetch_lines(leaves[b + 1].recent);
+		{
+			if (params->version >= LSH_VERSION)
+				lsh_prefetch_leaf_at(leaves[b + 1].recent, lo[b + 1]);
+			else
+				lsh_prefetch_lines(leaves[b + 1].recent);
+		}
 		if (meta->nsplits == nsplits && meta->root == root && meta->height == height)
 		{
 			lsh_walk_recent(&so->walk, leaves[b].blkno, leaves[b].recent);
 			lsh_cursor_range_from(&cur, &so->walk, leaves[b].blkno, leaves[b].has_low, leaves[b].low,
 								  lo[b], hi[b]);
-			lsh_collect(index, &cur, lo[b], hi[b], &leaves[b], &ids);
+			lsh_collect(index, params->version, &cur, lo[b], hi[b], &leaves[b], &ids);
 		}
 		else
 		{
 			lsh_cursor_range(&cur, &so->walk, meta, lo[b], hi[b]);
-			lsh_collect(index, &cur, lo[b], hi[b], NULL, &ids);
+			lsh_collect(index, params->version, &cur, lo[b], hi[b], NULL, &ids);
 		}
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 		so->counters.bands_probed++;

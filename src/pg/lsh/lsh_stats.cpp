@@ -104,7 +104,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
 	}
 	/* version 3: the pending list (1.0's declaration of the function has 16 columns: heap_form_tuple takes natts) */
-	values[16] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_pages : 0);
-	values[17] = Int64GetDatum(m.version == LSH_VERSION ? (int64) m.pending_rows : 0);
+	values[16] = Int64GetDatum(LSH_HAS_PENDING(m.version) ? (int64) m.pending_pages : 0);
+	values[17] = Int64GetDatum(LSH_HAS_PENDING(m.version) ? (int64) m.pending_rows : 0);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

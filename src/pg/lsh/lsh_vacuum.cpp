@@ -91,6 +91,8 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 		if (!DEAD_TEST(dead, nbits, e[i].value))
 			e[kept++] = e[i];
 	}
+	/* rewritten in key order: appended entries join the sorted prefix (lsh_leaf_sorted) */
+	qsort(e, kept, sizeof(LshEntry), lsh_entry_cmp);
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	(void) lsh_leaf_write(page, e, kept);	/* fewer entries: always fits */
