@@ -12,7 +12,8 @@
  *  - lsh_walk_prefetch finds the block's buffer without pinning it
  *    (PrefetchBuffer: for a block not in shared buffers it starts the read
  *    from the kernel instead) and prefetches the cache lines every checked
- *    read looks at first: the page header and the special space
+ *    read looks at first: the buffer's descriptor, the page header and the
+ *    special space
  *    (lsh_prefetch_head, also for a buffer known from an earlier scan: the
  *    leaf hints of the cached tree levels, lsh_tree.cpp);
  *  - lsh_prefetch_lines prefetches a whole page, for the next page to scan
@@ -34,6 +35,7 @@
 #include "pg/compat.h"
 
 extern "C" {
+#include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 }
@@ -45,6 +47,16 @@ lsh_prefetch_line(const char *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
 	__builtin_prefetch(p, 0, 3);
+#else
+	(void) p;
+#endif
+}
+
+static inline void
+lsh_prefetch_for_write(const char *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(p, 1, 3);
 #else
 	(void) p;
 #endif
@@ -69,6 +81,8 @@ lsh_prefetch_head(Buffer buf)
 		return;
 	lsh_prefetch_line(page);
 	lsh_prefetch_line(page + BLCKSZ - LSH_CACHE_LINE);
+	/* and the buffer's descriptor, which pinning it (ReadRecentBuffer) writes first */
+	lsh_prefetch_for_write((const char *) GetBufferDescriptor(buf - 1));
 }
 
 Buffer
