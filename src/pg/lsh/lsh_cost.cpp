@@ -55,6 +55,8 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	int			spp;
 	double		dup = 2.0;		/* entries sharing a probed key, without build statistics */
 	double		leaves_per_probe = 1.0;
+	/* a leaf's entries compared per probe: all of them, before version 4 */
+	double		leaf_compares = LSH_TREE_CAPACITY * 0.8;
 	int			depth = 0;
 	double		ntuples = Max(info->tuples, 1.0);
 	double		spc_random;
@@ -130,6 +132,18 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		}
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
+		if (meta->version >= LSH_VERSION && meta->num_perm > 0)
+		{
+			/*
+			 * Sorted leaves: a search of the sorted part, then the entries
+			 * appended since the leaf was written, in the share of the rows
+			 * inserted since the build.
+			 */
+			double		built = (double) meta->build_entries / Max(meta->bands, 1);
+			double		since = meta->nslots > built ? ((double) meta->nslots - built) / meta->nslots : 0.0;
+
+			leaf_compares = log2(LSH_TREE_CAPACITY) + since * LSH_TREE_CAPACITY * 0.8;
+		}
 		if (meta->build_entries > 0)
 			dup = Max(1.0, (double) meta->build_sumsq / meta->build_entries);
 		if (meta->num_perm > 0 && path->indexclauses != NIL)
@@ -183,7 +197,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/* descents: leaves read at random, internal levels from the backend's copy */
 	cost = bands * (leaves_per_probe * spc_random + (height - 1) * cpu_operator_cost);
-	cost += bands * leaves_per_probe * LSH_TREE_CAPACITY * 0.8 * LSH_VALUE_COMPARE_COST;
+	cost += bands * leaves_per_probe * leaf_compares * LSH_VALUE_COMPARE_COST;
 	/* the pending list's pages and keys, then verification (pending rows fill data pages in order) */
 	cost += pending_pages * spc_seq;
 	if (pending_keyed)
