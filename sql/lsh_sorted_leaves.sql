@@ -22,7 +22,15 @@ SET enable_indexscan = off;
 CREATE TEMP TABLE by_scan AS SELECT * FROM sl_found;
 RESET enable_indexscan;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT * FROM sl_found;
+-- the plan's lines; PostgreSQL 18 adds "Disabled: true" to the outer scan, which has no other way
+CREATE FUNCTION sl_plan() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXPLAIN (COSTS OFF) SELECT * FROM sl_found LOOP
+    IF l NOT LIKE '%Disabled: true%' THEN RETURN NEXT l; END IF;
+  END LOOP;
+END $$;
+SELECT * FROM sl_plan();
 CREATE TEMP TABLE by_index AS SELECT * FROM sl_found;
 RESET enable_seqscan;
 -- every row finds its family of four, both ways
@@ -46,6 +54,7 @@ SELECT count(*) AS differ FROM by_scan s JOIN by_index i USING (id) WHERE s.n <>
 SELECT count(*) FROM minhash_lsh_check('sl_idx', true);
 
 RESET enable_bitmapscan;
+DROP FUNCTION sl_plan();
 DROP VIEW sl_found;
 DROP TABLE sl;
 DROP FUNCTION sl_sig(int);
