@@ -117,9 +117,10 @@ lsh_prefetch_lines(Buffer buf)
 /*
  * The lines of a sorted leaf (lsh_leaf_sorted) that a search for key will
  * read: where lsh_leaf_guess expects the key, its neighbours, and the
- * entries appended after the sorted ones. The page is not pinned, so its
- * header may be stale or another page's by now: every value read from it is
- * clamped to the page, and a wrong guess only costs the prefetch.
+ * entries appended after the sorted ones. The page is not pinned, so it may
+ * be another page by now: anything but an lsh leaf (its special space where
+ * an lsh page has it) is left alone, the entry count is clamped to the page,
+ * and a wrong guess only costs the prefetch.
  */
 void
 lsh_prefetch_leaf_at(Buffer buf, uint32 key)
@@ -131,7 +132,8 @@ lsh_prefetch_leaf_at(Buffer buf, uint32 key)
 	int			sorted;
 	int			at;
 
-	if (page == NULL)
+	/* pd_special is checked before the special space is read through it */
+	if (page == NULL || !LshPageIsLsh((Page) page) || LshPageType((Page) page) != LSH_PAGE_LEAF)
 		return;
 	esize = lsh_leaf_entry_size((Page) page);
 	n = lsh_count_entries((Page) page, esize);
