@@ -9,14 +9,27 @@
 # table bench/run.sh uses (GAP_NQ rows, picked by hashint4(id)), an lsh index
 # WITH (threshold = 0.5) and a GIN index over minhash_bands(sig, b, r) with
 # the lsh index's own b and r (so both see the same candidates). Then, per
-# round and for t = 0.5 and 0.8, each side in its own backend: a batch of
-# GAP_NQ other queries untimed (catalog caches, the index's cached tree
-# levels, the shared library: what a long-lived connection has), then the
-# GAP_NQ timed queries in one statement (CROSS JOIN LATERAL), the backend's
-# CPU time from /proc/self/schedstat per query. Other queries, not the same
-# ones again: a repeat would find its pages in the CPU's caches, which a
-# stream of different queries does not. All relations are prewarmed into
-# shared buffers (pg_prewarm) first. The sides alternate (which goes first
+# round and for t = 0.5 and 0.8, each side in its own backend: an untimed
+# warm-up batch (GAP_WARM), then the GAP_NQ timed queries in one statement
+# (CROSS JOIN LATERAL), the backend's CPU time from /proc/self/schedstat and
+# its minor page faults from /proc/self/stat, per query.
+#
+# The warm-up decides what the backend has seen. Both kinds give it the
+# catalog caches, the index's cached tree levels and the shared library:
+#   GAP_WARM=same (default)  the timed queries themselves, then 200 MB of
+#                            private memory written and read, which flushes
+#                            the CPU's caches (32 MB of L3 here): the pages
+#                            are mapped into the backend, as in a long-lived
+#                            (pooled) connection, but not in the CPU's caches,
+#                            as for a stream of different queries;
+#   GAP_WARM=other           GAP_NQ other queries: the timed queries' pages
+#                            are new to the backend, and each first touch of
+#                            a shared-buffer page is a minor page fault (the
+#                            kernel maps it into the backend), which a new
+#                            connection pays and a pooled one has paid.
+# All relations are prewarmed into shared buffers (pg_prewarm) first, unless
+# GAP_PREWARM=0 (a table larger than shared buffers: the warm-up batches
+# then bring in the pages the timed queries read). The sides alternate (which goes first
 # changes each round), so both see the same noise from a shared machine.
 # Ends with the medians, the ratio GIN / lsh and the answers' agreement.
 #
@@ -27,6 +40,7 @@
 #   GAP_PERF=1               also a perf profile of the lsh batch at t = 0.5
 #   GAP_CLUSTER=DIR          reuse a cluster kept by an earlier run
 #                            (SCRATCH_KEEP=1 keeps it: DIR is $SCRATCH/c)
+#   GAP_SHARED_BUFFERS       the new cluster's shared_buffers (5GB)
 #   SCRATCH_PARENT           where the scratch directory goes (/var/tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +65,7 @@ if [ -n "${GAP_CLUSTER:-}" ]; then
     . "$GAP_CLUSTER/env"
 else
     [ -f "$DATA/docs.tsv" ] || { echo "no $DATA/docs.tsv: run bench/run.sh --scale 1m once, or set GAP_DATA" >&2; exit 1; }
-    scratch_cluster c "shared_buffers = 5GB" "maintenance_work_mem = 1GB" "jit = off" \
+    scratch_cluster c "shared_buffers = ${GAP_SHARED_BUFFERS:-5GB}" "maintenance_work_mem = 1GB" "jit = off" \
         "autovacuum = off" "max_wal_size = 8GB" "wal_level = minimal" "max_wal_senders = 0"
     load_docs_tsv "$DATA/docs.tsv" "$rows"
     q -c "CREATE INDEX docs_sig_lsh ON docs USING lsh (sig) WITH (threshold = 0.5)"
@@ -73,7 +87,9 @@ ALTER TABLE queries ADD PRIMARY KEY (qid);
 ANALYZE queries;
 SQL
 fi
-q -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT sum(pg_prewarm(c)) FROM unnest(ARRAY['docs', 'docs_sig_lsh', 'docs_bands_gin', 'queries']::regclass[]) c" >/dev/null
+if [ "${GAP_PREWARM:-1}" = 1 ]; then
+    q -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" -c "SELECT sum(pg_prewarm(c)) FROM unnest(ARRAY['docs', 'docs_sig_lsh', 'docs_bands_gin', 'queries']::regclass[]) c" >/dev/null
+fi
 
 LSH="SELECT id FROM docs WHERE sig % q.sig"
 # The executor's floor under both: one B-tree probe returning one row per call.
@@ -81,18 +97,30 @@ FLOOR="SELECT x.qid FROM queries x WHERE x.qid = q.qid OFFSET 0"
 # An application's query is one statement: no Memoize node, which the batch
 # form gets on the lsh side only and which never hits (the queries differ).
 MEMOIZE=${GAP_MEMOIZE:-off}
+# The untimed warm-up batch: other queries (a backend that has not touched
+# these pages yet) or the timed queries themselves (see GAP_WARM above).
+case ${GAP_WARM:-same} in
+same) WARM="q.qid <= $NQ" FLUSH_BYTES=200000000 ;;
+other) WARM="q.qid > $NQ" FLUSH_BYTES=1 ;;
+*) echo "GAP_WARM is same or other" >&2; exit 2 ;;
+esac
 gin() { echo "SELECT id FROM docs WHERE minhash_bands(sig, $B, $R) && minhash_bands(q.sig, $B, $R) AND jaccard(sig, q.sig) >= $1"; }
 libdir=$("$PG_CONFIG" --pkglibdir)
 read -r -a SOS <<<"${GAP_SO:-}"
 
-# "cpu_ms_per_query rows": the warm-up batch untimed, then the timed one, in one backend.
+# "cpu_ms_per_query rows minor_faults_per_query": the warm-up batch untimed,
+# then the timed one, in one backend. A minor fault is the kernel mapping a
+# page of shared memory into this backend, at its first touch of that page.
+STAT="SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1) || ' ' || split_part(pg_read_file('/proc/self/stat'), ' ', 10)"
 batch() {  # inner query, threshold
-    q -c "SET minhash.similarity_threshold = $2" -c "SET jit = off" -c "SET enable_memoize = $MEMOIZE" \
-        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($1) d WHERE q.qid > $NQ" \
-        -c "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)" \
+    q -F' ' -c "SET minhash.similarity_threshold = $2" -c "SET jit = off" -c "SET enable_memoize = $MEMOIZE" \
+        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($1) d WHERE $WARM" \
+        -c "SELECT length(repeat('x', $FLUSH_BYTES))" \
+        -c "$STAT" \
         -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($1) d WHERE q.qid <= $NQ" \
-        -c "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)" |
-        awk -v nq="$NQ" 'NR == 2 { a = $1 } NR == 3 { n = $1 } NR == 4 { printf "%.4f %d\n", ($1 - a) / 1e6 / nq, n }'
+        -c "$STAT" |
+        awk -v nq="$NQ" 'NR == 3 { a = $1; f = $2 } NR == 4 { n = $1 }
+            NR == 5 { printf "%.4f %d %.1f\n", ($1 - a) / 1e6 / nq, n, ($2 - f) / nq }'
 }
 
 use_so() {  # the build the next backends load
@@ -146,29 +174,34 @@ agree() {  # t
 }
 
 echo
-echo "| t | $(for s in $sides; do printf '%s CPU ms/q | ' "$s"; done)GIN / lsh | above the floor | rows lsh | rows GIN | only lsh | only GIN |"
-echo "|---|$(for _ in $sides; do printf -- '---|'; done)---|---|---|---|---|---|"
+echo "| t | $(for s in $sides; do printf '%s CPU ms/q | ' "$s"; done)GIN / lsh | above the floor | faults/q lsh | faults/q GIN | rows lsh | rows GIN | only lsh | only GIN |"
+echo "|---|$(for _ in $sides; do printf -- '---|'; done)---|---|---|---|---|---|---|---|"
 for t in 0.5 0.8; do
     read -r onlyl onlyg < <(agree "$t")
     awk -v t="$t" -v sides="$sides" -v ol="$onlyl" -v og="$onlyg" '
-        $3 == "t=" t { k = $4; n[k]++; v[k, n[k]] = $5; rowsof[k] = $6 }
-        function median(k,    m, i, j, x, a) {
+        $3 == "t=" t { k = $4; n[k]++; v[k, n[k]] = $5; rowsof[k] = $6; fv[k, n[k]] = $7 }
+        function median(k, v,    m, i, j, x, a) {
             m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
             for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
             return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
         }
         END {
             ns = split(sides, s, " "); line = "| " t " |"
-            for (i = 1; i <= ns; i++) { med[s[i]] = median(s[i]); line = line sprintf(" %.4f |", med[s[i]]) }
+            for (i = 1; i <= ns; i++) { med[s[i]] = median(s[i], v); flt[s[i]] = median(s[i], fv); line = line sprintf(" %.4f |", med[s[i]]) }
             l = ("new" in med) ? "new" : ("lsh" in med ? "lsh" : "base")
             if ("base" in med) line = line sprintf(" %.2f (base %.2f) |", med["gin"] / med[l], med["gin"] / med["base"])
             else line = line sprintf(" %.2f |", med["gin"] / med[l])
             line = line sprintf(" %.2f |", (med["gin"] - med["floor"]) / (med[l] - med["floor"]))
+            line = line sprintf(" %.1f | %.1f |", flt[l], flt["gin"])
             print line " " rowsof[l] " | " rowsof["gin"] " | " ol " | " og " |"
         }' "$out"
 done
 echo
-echo "CPU ms/q: the median over $rounds rounds of the backend's CPU time for one statement of $NQ queries (CROSS JOIN LATERAL), after $NQ other queries untimed in the same backend, divided by $NQ. floor: one B-tree probe returning one row per call (${FLOOR}), what any index pays per LATERAL call; above the floor: (GIN - floor) / (lsh - floor). Memoize: $MEMOIZE. only lsh / only GIN: (query, row) pairs returned by one side and not the other."
+case ${GAP_WARM:-same} in
+same) warmed="the same $NQ queries untimed and then 200 MB of private memory written and read (the CPU's caches flushed), in the same backend" ;;
+other) warmed="$NQ other queries untimed in the same backend" ;;
+esac
+echo "CPU ms/q: the median over $rounds rounds of the backend's CPU time for one statement of $NQ queries (CROSS JOIN LATERAL), after $warmed, divided by $NQ. faults/q: the backend's minor page faults in that statement, per query (first touches of shared-buffer pages new to the backend). floor: one B-tree probe returning one row per call (${FLOOR}), what any index pays per LATERAL call; above the floor: (GIN - floor) / (lsh - floor). Memoize: $MEMOIZE. only lsh / only GIN: (query, row) pairs returned by one side and not the other."
 
 if [ "${GAP_PERF:-0}" = 1 ]; then
     data=$SCRATCH/perf.data

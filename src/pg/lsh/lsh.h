@@ -469,6 +469,7 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 								 bool *has_low, uint32 *low, int *hint);
 Buffer		lsh_leaf_hint_get(Relation index, int hint);
+void		lsh_leaf_hint_prefetch(Relation index, int hint);
 void		lsh_leaf_hint_set(Relation index, int hint, Buffer buf);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
@@ -548,6 +549,7 @@ void		lsh_prefetch_head(Buffer buf);
 void		lsh_prefetch_lines(Buffer buf);
 void		lsh_prefetch_leaf_at(Buffer buf, uint32 key);
 void		lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf);
+void		lsh_prefetch_address(const void *p);
 Buffer		lsh_walk_pin(LshWalk *w, BlockNumber blkno);
 
 /*

@@ -52,6 +52,12 @@ lsh_prefetch_line(const char *p)
 #endif
 }
 
+void
+lsh_prefetch_address(const void *p)
+{
+	lsh_prefetch_line((const char *) p);
+}
+
 static inline void
 lsh_prefetch_for_write(const char *p)
 {

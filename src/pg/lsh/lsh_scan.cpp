@@ -198,7 +198,9 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 
 /*
  * Each band's first leaf, looked up (in the cached internal levels) before
- * any is read, so that the misses of all of them overlap (lsh_prefetch.cpp);
+ * any is read, so that the misses of all of them overlap (lsh_prefetch.cpp):
+ * first every descent, asking for each leaf's hint in the cached levels, then
+ * every hint, asking for each leaf's first lines;
  * the band loop reads them in order, through these descents while the tree
  * has not split since (the metapage's nsplits, root and height unchanged).
  */
@@ -224,6 +226,12 @@ lsh_find_band_leaves(Relation index, LshScanOpaque so, const LshMetaPageData *me
 		l->hint = -1;
 		l->blkno = meta->root == InvalidBlockNumber ? InvalidBlockNumber :
 			lsh_find_leaf_hinted(index, meta, lo[b], true, &l->has_low, &l->low, &l->hint);
+		lsh_leaf_hint_prefetch(index, l->hint);
+	}
+	for (int b = 0; b < nbands; b++)
+	{
+		LshBandLeaf *l = &leaves[b];
+
 		/* the buffer the leaf was in last time, else a lookup in the buffer table */
 		l->recent = lsh_leaf_hint_get(index, l->hint);
 		if (BufferIsValid(l->recent))
