@@ -37,7 +37,7 @@
 #                            each in turn, copied over the installation's
 #                            minhash.so before its backend starts (the builds
 #                            must share the SQL objects)
-#   GAP_PERF=1               also a perf profile of the lsh batch at t = 0.5
+#   GAP_PERF=1               also a perf profile of the lsh side's timed statement at t = 0.5 (its backend warmed as a round's)
 #   GAP_CLUSTER=DIR          reuse a cluster kept by an earlier run
 #                            (SCRATCH_KEEP=1 keeps it: DIR is $SCRATCH/c)
 #   GAP_SHARED_BUFFERS       the new cluster's shared_buffers (5GB)
@@ -204,19 +204,28 @@ esac
 echo "CPU ms/q: the median over $rounds rounds of the backend's CPU time for one statement of $NQ queries (CROSS JOIN LATERAL), after $warmed, divided by $NQ. faults/q: the backend's minor page faults in that statement, per query (first touches of shared-buffer pages new to the backend). floor: one B-tree probe returning one row per call (${FLOOR}), what any index pays per LATERAL call; above the floor: (GIN - floor) / (lsh - floor). Memoize: $MEMOIZE. only lsh / only GIN: (query, row) pairs returned by one side and not the other."
 
 if [ "${GAP_PERF:-0}" = 1 ]; then
+    # The lsh side's backend as a round has it (the same warm-up, the caches
+    # flushed), perf attached to it for the timed statement alone.
     data=$SCRATCH/perf.data
+    log=$SCRATCH/perf.psql
     [ "${#SOS[@]}" = 2 ] && use_so "${SOS[1]}"
-    pid_out=$(perf record -q -F 2999 -g -a -o "$data" -- \
-        psql -X -qtA -c "SELECT pg_backend_pid()" -c "SET minhash.similarity_threshold = 0.5" \
+    q -c "SELECT pg_backend_pid()" -c "SET minhash.similarity_threshold = 0.5" -c "SET jit = off" \
         -c "SET enable_memoize = $MEMOIZE" \
-        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($LSH) d" \
-        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($LSH) d" \
-        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($LSH) d" 2>/dev/null)
-    pid=$(echo "$pid_out" | head -n 1)
+        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($LSH) d WHERE $WARM" \
+        -c "SELECT length(repeat('x', $FLUSH_BYTES))" -c "SELECT 'timed next'" -c "SELECT pg_sleep(1)" \
+        -c "SELECT count(*) FROM queries q CROSS JOIN LATERAL ($LSH) d WHERE q.qid <= $NQ" >"$log" 2>&1 &
+    psql_pid=$!
+    until grep -q '^timed next$' "$log" 2>/dev/null; do
+        kill -0 "$psql_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    pid=$(head -n 1 "$log")
+    perf record -q -F 25000 -g -p "$pid" -o "$data" 2>/dev/null || true   # until the backend exits
+    wait "$psql_pid"
     echo
-    echo "perf, lsh at t = 0.5 (self time, backend $pid, share of its samples):"
-    perf report -i "$data" --pid "$pid" --stdio --no-children --percentage relative --sort dso -g none \
+    echo "perf, lsh at t = 0.5, the timed statement (self time, backend $pid, share of its samples):"
+    perf report -i "$data" --stdio --no-children --percentage relative --sort dso -g none \
         2>/dev/null | grep -vE '^#|^$' | sed 's/[ -]*$//' | head -n 6
-    perf report -i "$data" --pid "$pid" --stdio --no-children --percentage relative --sort dso,symbol -g none \
+    perf report -i "$data" --stdio --no-children --percentage relative --sort dso,symbol -g none \
         --percent-limit 0.7 2>/dev/null | grep -vE '^#|^$' | sed 's/[ -]*$//' | head -n 30
 fi
