@@ -13,6 +13,14 @@
  *     free-slot list, so later inserts reuse the space.
  * Pages left all-zero by a crash during relation extension become empty data
  * pages on the free list.
+ *
+ * Sorted leaves (format 4): entries inserted since a leaf was written are
+ * appended after its sorted ones and compared one by one by every probe, until
+ * a split or a rewrite. A leaf pass 2 rewrites (it visits them all) is
+ * rewritten in key order, and so is one whose appended entries are an eighth
+ * of it or more. An insert-only table gets no pass 2, so VACUUM's cleanup
+ * samples leaves across the key space, and when appended entries are a fifth
+ * of the sample or more, walks the leaves to rewrite those with long tails.
  */
 #include "pg/pg_prelude.h"
 
@@ -68,9 +76,25 @@ lsh_mark_dead(Relation index, Buffer buf, const LshIndexParams *params,
 	return marked;
 }
 
-/* Pass 2 on one leaf: returns the number of entries removed. */
+/* Are a leaf's appended (unsorted) entries long enough to sort? */
+static bool
+lsh_leaf_tail_long(Page page, uint32 version)
+{
+	int			n = lsh_leaf_count(page);
+	int			tail = n - lsh_leaf_sorted(page, version);
+
+	return version >= LSH_VERSION && tail > 0 && tail >= Max(8, n / 8);
+}
+
+/*
+ * Pass 2 on one leaf (dead: the rows to drop, NULL for none): rewrites it
+ * without them, in key order, if it holds any of them or its appended entries
+ * are long (lsh_leaf_tail_long). Returns the number of entries removed;
+ * *rewritten tells whether the leaf was written.
+ */
 static int
-lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
+lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, uint32 version,
+			   bool *rewritten)
 {
 	Page		page = BufferGetPage(buf);
 	int			n = lsh_leaf_count(page);
@@ -79,26 +103,71 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits)
 	LshEntry   *e;
 	int			kept = 0;
 
-	for (int i = 0; i < n && !any; i++)
+	*rewritten = false;
+	for (int i = 0; dead != NULL && i < n && !any; i++)
 		any = DEAD_TEST(dead, nbits, lsh_leaf_rowid(page, i));
-	if (!any)
+	if (!any && !lsh_leaf_tail_long(page, version))
 		return 0;
 
 	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
 	lsh_leaf_decode(page, e);
 	for (int i = 0; i < n; i++)
 	{
-		if (!DEAD_TEST(dead, nbits, e[i].value))
+		if (dead == NULL || !DEAD_TEST(dead, nbits, e[i].value))
 			e[kept++] = e[i];
 	}
 	/* rewritten in key order: appended entries join the sorted prefix (lsh_leaf_sorted) */
 	qsort(e, kept, sizeof(LshEntry), lsh_entry_cmp);
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
-	(void) lsh_leaf_write(page, e, kept);	/* fewer entries: always fits */
+	/* no more entries than the page held, in its own key range: always fits */
+	if (!lsh_leaf_write(page, e, kept))
+		elog(ERROR, "lsh leaf %u: %d entries do not fit when rewritten", BufferGetBlockNumber(buf), kept);
 	GenericXLogFinish(state);
 	pfree(e);
+	*rewritten = true;
 	return n - kept;
+}
+
+/*
+ * Pass 2, or the cleanup's pass (dead NULL): every leaf in key order,
+ * EXCLUSIVE, each under the metapage SHARE lock (lock order: metapage first).
+ * Rewriting a leaf rebuilds it from its entries: the cursor's checks keep it
+ * from rewriting a damaged one. A cycle ends at the walk's bound; interrupts
+ * are served between leaves. Splits may run meanwhile, but they only move
+ * entries to the right, into pages this walk has yet to visit. Returns the
+ * number of leaves rewritten.
+ */
+static uint64
+lsh_rewrite_leaves(Relation index, BufferAccessStrategy strategy, BlockNumber leftmost,
+				   const uint8 *dead, uint64 nbits, uint32 version)
+{
+	LshWalk		w;
+	LshCursor	cur;
+	uint64		rewritten = 0;
+
+	lsh_walk_init(&w, index, strategy);
+	lsh_cursor_level(&cur, &w, leftmost, BUFFER_LOCK_EXCLUSIVE, 0);
+	for (;;)
+	{
+		LshMetaPage meta;
+		Buffer		metabuf;
+		bool		more;
+		bool		wrote = false;
+
+		mh_vacuum_delay_point();
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		more = lsh_cursor_next(&cur);
+		if (more)
+			(void) lsh_prune_leaf(index, cur.buf, dead, nbits, version, &wrote);
+		lsh_cursor_release(&cur);
+		UnlockReleaseBuffer(metabuf);
+		if (wrote)
+			rewritten++;
+		if (!more)
+			break;
+	}
+	return rewritten;
 }
 
 /* Pass 3 on one data page: DEAD slots become FREE; returns how many. */
@@ -235,31 +304,7 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (dead_pages.n > 0 && leftmost != InvalidBlockNumber)
 	{
-		LshWalk		w;
-		LshCursor	cur;
-
-		/*
-		 * The leaves, EXCLUSIVE, each under the metapage SHARE lock (lock
-		 * order: metapage first). Pruning rewrites a leaf from its entries:
-		 * the cursor's checks keep it from rewriting a damaged one. A cycle
-		 * ends at the walk's bound; interrupts are served between leaves.
-		 */
-		lsh_walk_init(&w, index, info->strategy);
-		lsh_cursor_level(&cur, &w, leftmost, BUFFER_LOCK_EXCLUSIVE, 0);
-		for (;;)
-		{
-			bool		more;
-
-			mh_vacuum_delay_point();
-			metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-			more = lsh_cursor_next(&cur);
-			if (more)
-				lsh_prune_leaf(index, cur.buf, dead, nbits);
-			lsh_cursor_release(&cur);
-			UnlockReleaseBuffer(metabuf);
-			if (!more)
-				break;
-		}
+		(void) lsh_rewrite_leaves(index, info->strategy, leftmost, dead, nbits, params.version);
 
 		for (Size i = 0; i < dead_pages.n; i++)
 		{
@@ -273,6 +318,80 @@ lshbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	pfree(dead);
 	return stats;
+}
+
+/*
+ * The share of appended (unsorted) entries in LSH_TAIL_SAMPLE leaves spread
+ * over the key space: the leaf of the key at the middle of each of as many
+ * equal slices (leaves hold about equal numbers of entries, and band keys
+ * are uniform within each band's range). 0 for an empty tree.
+ */
+#define LSH_TAIL_SAMPLE 64
+#define LSH_TAIL_SHARE 0.20
+
+static double
+lsh_sampled_tail_share(Relation index, BufferAccessStrategy strategy, uint32 version)
+{
+	uint64		entries = 0;
+	uint64		tail = 0;
+
+	for (int i = 0; i < LSH_TAIL_SAMPLE; i++)
+	{
+		uint32		key = (uint32) (((uint64) (2 * i + 1) << 32) / (2 * LSH_TAIL_SAMPLE));
+		LshMetaPage meta;
+		Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		LshWalk		w;
+		LshCursor	cur;
+
+		if (meta->root == InvalidBlockNumber)
+		{
+			UnlockReleaseBuffer(metabuf);
+			break;
+		}
+		lsh_walk_init(&w, index, strategy);
+		lsh_cursor_range(&cur, &w, meta, key, key);
+		if (lsh_cursor_next(&cur))
+		{
+			int			n = lsh_leaf_count(cur.page);
+
+			entries += (uint64) n;
+			tail += (uint64) (n - lsh_leaf_sorted(cur.page, version));
+		}
+		lsh_cursor_release(&cur);
+		UnlockReleaseBuffer(metabuf);
+		mh_vacuum_delay_point();
+	}
+	return entries > 0 ? (double) tail / (double) entries : 0.0;
+}
+
+/*
+ * An insert-only table's VACUUM: rewrite the leaves whose appended entries
+ * have grown long, when a sample says they are a fifth of the entries
+ * (LSH_TAIL_SHARE): rewriting a leaf costs about its size in WAL.
+ */
+static void
+lsh_sort_appended(IndexVacuumInfo *info)
+{
+	LshMetaPage meta;
+	Buffer		metabuf = lsh_read_meta(info->index, BUFFER_LOCK_SHARE, &meta);
+	uint32		version = meta->version;
+	BlockNumber leftmost = meta->leftmost;
+	double		share;
+	uint64		rewritten;
+
+	UnlockReleaseBuffer(metabuf);
+	if (version < LSH_VERSION || leftmost == InvalidBlockNumber)
+		return;
+	share = lsh_sampled_tail_share(info->index, info->strategy, version);
+	ereport(DEBUG2,
+			(errmsg_internal("lsh index \"%s\": %.1f%% of a sample of leaves were appended entries",
+							 RelationGetRelationName(info->index), share * 100.0)));
+	if (share < LSH_TAIL_SHARE)
+		return;
+	rewritten = lsh_rewrite_leaves(info->index, info->strategy, leftmost, NULL, 0, version);
+	ereport(DEBUG1,
+			(errmsg_internal("lsh index \"%s\": %.0f%% of a sample of leaves were appended entries; " UINT64_FORMAT " leaves rewritten in key order",
+							 RelationGetRelationName(info->index), share * 100.0, rewritten)));
 }
 
 IndexBulkDeleteResult *
@@ -297,6 +416,7 @@ lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		(void) lsh_pending_merge(info->index, true, true);
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 	}
+	lsh_sort_appended(info);
 
 	/* the slot count is exact: every slot allocation and release updates it */
 	metabuf = lsh_read_meta(info->index, BUFFER_LOCK_SHARE, &meta);
