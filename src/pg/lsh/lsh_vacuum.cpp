@@ -89,12 +89,10 @@ lsh_leaf_tail_long(Page page, uint32 version)
 /*
  * Pass 2 on one leaf (dead: the rows to drop, NULL for none): rewrites it
  * without them, in key order, if it holds any of them or its appended entries
- * are long (lsh_leaf_tail_long). Returns the number of entries removed;
- * *rewritten tells whether the leaf was written.
+ * are long (lsh_leaf_tail_long). Returns whether it was rewritten.
  */
-static int
-lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, uint32 version,
-			   bool *rewritten)
+static bool
+lsh_rewrite_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, uint32 version)
 {
 	Page		page = BufferGetPage(buf);
 	int			n = lsh_leaf_count(page);
@@ -103,11 +101,10 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, uint
 	LshEntry   *e;
 	int			kept = 0;
 
-	*rewritten = false;
 	for (int i = 0; dead != NULL && i < n && !any; i++)
 		any = DEAD_TEST(dead, nbits, lsh_leaf_rowid(page, i));
 	if (!any && !lsh_leaf_tail_long(page, version))
-		return 0;
+		return false;
 
 	e = (LshEntry *) palloc(sizeof(LshEntry) * n);
 	lsh_leaf_decode(page, e);
@@ -125,8 +122,7 @@ lsh_prune_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, uint
 		elog(ERROR, "lsh leaf %u: %d entries do not fit when rewritten", BufferGetBlockNumber(buf), kept);
 	GenericXLogFinish(state);
 	pfree(e);
-	*rewritten = true;
-	return n - kept;
+	return true;
 }
 
 /*
@@ -153,17 +149,14 @@ lsh_rewrite_leaves(Relation index, BufferAccessStrategy strategy, BlockNumber le
 		LshMetaPage meta;
 		Buffer		metabuf;
 		bool		more;
-		bool		wrote = false;
 
 		mh_vacuum_delay_point();
 		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 		more = lsh_cursor_next(&cur);
-		if (more)
-			(void) lsh_prune_leaf(index, cur.buf, dead, nbits, version, &wrote);
+		if (more && lsh_rewrite_leaf(index, cur.buf, dead, nbits, version))
+			rewritten++;
 		lsh_cursor_release(&cur);
 		UnlockReleaseBuffer(metabuf);
-		if (wrote)
-			rewritten++;
 		if (!more)
 			break;
 	}
