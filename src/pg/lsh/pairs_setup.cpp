@@ -276,6 +276,21 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 									 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 	if (textexpr == NULL)
 		elog(ERROR, "could not convert the text to shingle to type text");
+	/* text_column's conversion to text, as the key's (check_key_code) */
+	if (!part->text_as_owner)
+	{
+		Oid			func;
+		Oid			domain;
+
+		part->text_as_owner = minhash_runs_user_code(textexpr, part->heap, &func, &domain);
+		if (OidIsValid(func) || OidIsValid(domain))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("text column \"%s\" cannot be converted to text by %s",
+							args->text_column, args->funcname),
+					 errdetail("The conversion calls code of a role that is neither the owner of table \"%s\" nor a superuser.",
+							   RelationGetRelationName(part->heap))));
+	}
 	assign_expr_collations(NULL, textexpr);
 	pull_varattnos(textexpr, 1, used);
 	part->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
