@@ -647,11 +647,14 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	run->cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash pairs", ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(run->cxt);
 
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", args->indexoid)));
 	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index",
-						relkind ? get_rel_name(args->indexoid) : "(dropped relation)")));
+				 errmsg("\"%s\" is not an lsh index", get_rel_name(args->indexoid))));
 	heapoid = IndexGetRelation(args->indexoid, false);
 	/* the table first, as the executor locks them */
 	heap = table_open(heapoid, AccessShareLock);
