@@ -41,15 +41,17 @@ def minhash(doc, /, *, unit="word", k=0, num_perm=_core.DEFAULT_NUM_PERM,
     ``config`` (words from a text search configuration) exists only in the
     server: ServerOnlyError.
     """
-    sign = _options.sign_spec(num_perm, seed, family)
     if isinstance(doc, str):
-        _options.no_config(config, "minhash(doc)")
-        values = _core.sign_text(doc, _options.shingle_spec(unit, k), sign)
-    else:
-        if unit != "word" or k != 0 or config is not None:
-            raise TypeError("unit, k and config apply to a document (a str); "
-                            "minhash(elements) takes num_perm, seed and family")
-        values = _core.sign_elements(_elements.elements_of(doc), sign, _elements.element_bytes)
+        if config is not None:
+            _options.no_config(config, "minhash(doc)")
+        shingle, sign, family_number, seed_bits = _options.text_specs(unit, k, num_perm, seed,
+                                                                      family)
+        return Signature._of(family_number, seed_bits, _core.sign_text(doc, shingle, sign))
+    if unit != "word" or k != 0 or config is not None:
+        raise TypeError("unit, k and config apply to a document (a str); "
+                        "minhash(elements) takes num_perm, seed and family")
+    sign = _options.sign_spec(num_perm, seed, family)
+    values = _core.sign_elements(_elements.elements_of(doc), sign, _elements.element_bytes)
     return Signature._of(sign.family, sign.seed, values)
 
 

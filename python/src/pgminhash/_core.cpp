@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -99,16 +100,31 @@ struct ShingleArgs {
 };
 
 // A str's UTF-8 bytes (what minhash_doc_utf8 hands the core in a UTF-8
-// database). Owned by the str object, so valid while it is referenced; a
-// lone surrogate, which PostgreSQL's text cannot hold, raises
-// UnicodeEncodeError.
-std::string_view utf8_of(const py::str &s) {
-    Py_ssize_t len = 0;
-    const char *data = PyUnicode_AsUTF8AndSize(s.ptr(), &len);
-    if (data == nullptr)
-        throw py::error_already_set();
-    return std::string_view(data, static_cast<size_t>(len));
-}
+// database). An ASCII str is its own UTF-8, read in place; any other is
+// encoded into a temporary bytes object (PyUnicode_AsUTF8AndSize would keep
+// a second copy of every document alive as long as its str). A lone
+// surrogate, which PostgreSQL's text cannot hold, raises UnicodeEncodeError.
+class Utf8 {
+  public:
+    explicit Utf8(const py::handle &s) {
+        PyObject *o = s.ptr();
+        if (PyUnicode_IS_COMPACT_ASCII(o)) {
+            view_ = std::string_view(static_cast<const char *>(PyUnicode_DATA(o)),
+                                     static_cast<size_t>(PyUnicode_GET_LENGTH(o)));
+            return;
+        }
+        encoded_ = py::reinterpret_steal<py::object>(PyUnicode_AsUTF8String(o));
+        if (!encoded_)
+            throw py::error_already_set();
+        view_ = std::string_view(PyBytes_AS_STRING(encoded_.ptr()),
+                                 static_cast<size_t>(PyBytes_GET_SIZE(encoded_.ptr())));
+    }
+    std::string_view view() const { return view_; }
+
+  private:
+    py::object encoded_;
+    std::string_view view_;
+};
 
 Values new_values(int n) { return Values(static_cast<py::ssize_t>(n)); }
 
@@ -122,7 +138,8 @@ Values checked_values(const Values &v, const char *what) {
 
 Values sign_text(const py::str &doc, const ShingleArgs &shingle,
                                 const SignSpec &sign) {
-    const std::string_view utf8 = utf8_of(doc);
+    const Utf8 text(doc);
+    const std::string_view utf8 = text.view();
     Values out = new_values(sign.num_perm());
     uint32_t *values = out.mutable_data();
     const minhash::PermutationFamily &perm = *sign.perm;
@@ -152,7 +169,8 @@ class ElementReader {
         if (o == Py_None)
             return false;
         if (PyUnicode_Check(o)) {
-            *out = utf8_of(py::reinterpret_borrow<py::str>(item));
+            text_.emplace(item);
+            *out = text_->view();
             return true;
         }
         if (PyBytes_Check(o)) {
@@ -172,7 +190,8 @@ class ElementReader {
             keep_ = py::reinterpret_steal<py::object>(PyLong_Type.tp_repr(o));
             if (!keep_)
                 throw py::error_already_set();
-            *out = utf8_of(py::reinterpret_borrow<py::str>(keep_));
+            text_.emplace(keep_);
+            *out = text_->view();
             return true;
         }
         keep_ = convert_(item);
@@ -184,7 +203,9 @@ class ElementReader {
 
   private:
     py::object convert_;
-    py::object keep_;  // what the last out points into, when it is not the item
+    // what the last out points into, when it is not the item's own buffer
+    py::object keep_;
+    std::optional<Utf8> text_;
 };
 
 // minhash(anyarray): the set of non-NULL elements, repeats changing nothing.
@@ -242,7 +263,8 @@ double jaccard_exact(const py::iterable &a, const py::iterable &b, py::object co
 }
 
 py::list shingles(const py::str &doc, const ShingleArgs &shingle) {
-    const std::string_view utf8 = utf8_of(doc);
+    const Utf8 text(doc);
+    const std::string_view utf8 = text.view();
     minhash::DistinctShingles set;
     Status st;
     {

@@ -112,6 +112,31 @@ def sign_spec(num_perm, seed, family):
     return _sign_spec(family, num_perm_of(num_perm), seed_of(seed, family))
 
 
+# The specs of recent document signings by their arguments exactly as
+# given: a loop over documents with the same keywords pays one dict lookup,
+# not the checks (a few microseconds, as much as signing a short document).
+# Only plain int and str arguments are remembered, so a value that merely
+# compares equal (True for 1, 1.0) still goes through the checks.
+_text_specs = {}
+
+
+def text_specs(unit, k, num_perm, seed, family):
+    """(shingle spec, sign spec, family number, seed as unsigned) for minhash(doc)."""
+    key = (unit, k, num_perm, seed, family)
+    specs = _text_specs.get(key)
+    if specs is not None and type(k) is int and type(num_perm) is int and type(seed) is int:
+        return specs
+    sign = sign_spec(num_perm, seed, family)
+    # the family and seed as Python ints, read once rather than per signature
+    specs = (shingle_spec(unit, k), sign, sign.family, sign.seed)
+    if type(k) is int and type(num_perm) is int and type(seed) is int and type(unit) is str \
+            and type(family) is str:
+        if len(_text_specs) >= 256:
+            _text_specs.clear()
+        _text_specs[key] = specs
+    return specs
+
+
 def _g(x):
     # printf's %g as PostgreSQL's snprintf writes it
     if math.isnan(x):
