@@ -162,9 +162,12 @@ def test_lsh_params_are_the_servers(conn, args):
     assert ours.bands * ours.rows <= (args[1] if len(args) > 1 else 128)
 
 
-@pytest.mark.parametrize("args,sql", [((1.5,), "1.5"), ((math.nan,), "'NaN'"),
-                                      ((0.5, 0), "0.5, 0"), ((0.5, 128, -1.0), "0.5, 128, -1"), ((0.5, 128, math.inf), "0.5, 128, 'Infinity'"),
-                                      ((0.5, 128, 0, 0), "0.5, 128, 0, 0")])
+BAD_LSH_ARGS = [((1.5,), "1.5"), ((math.nan,), "'NaN'"), ((0.5, 0), "0.5, 0"),
+                ((0.5, 128, -1.0), "0.5, 128, -1"), ((0.5, 128, math.inf), "0.5, 128, 'Infinity'"),
+                ((0.5, 128, 0, 0), "0.5, 128, 0, 0")]
+
+
+@pytest.mark.parametrize("args,sql", BAD_LSH_ARGS, ids=[s for _, s in BAD_LSH_ARGS])
 def test_lsh_params_refuses_what_the_server_refuses(conn, args, sql):
     with pytest.raises(psycopg.errors.InvalidParameterValue) as server:
         conn.execute(f"SELECT * FROM minhash_lsh_params({sql})")

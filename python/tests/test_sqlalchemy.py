@@ -40,7 +40,8 @@ def test_ddl(engine, docs):
         coltype = c.execute(text("SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
                                  " WHERE attrelid = 'sa_docs'::regclass AND attname = 'sig'"))
         assert coltype.scalar() == "minhash(128)"
-        indexdef = c.execute(text("SELECT indexdef FROM pg_indexes WHERE indexname = 'sa_docs_lsh'"))
+        indexdef = c.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = 'sa_docs_lsh'"))
         assert indexdef.scalar() == ("CREATE INDEX sa_docs_lsh ON public.sa_docs USING lsh (sig)"
                                      " WITH (threshold='0.5', fastupdate=off)")
     # reflection knows the type

@@ -136,8 +136,7 @@ Values checked_values(const Values &v, const char *what) {
     return v;
 }
 
-Values sign_text(const py::str &doc, const ShingleArgs &shingle,
-                                const SignSpec &sign) {
+Values sign_text(const py::str &doc, const ShingleArgs &shingle, const SignSpec &sign) {
     const Utf8 text(doc);
     const std::string_view utf8 = text.view();
     Values out = new_values(sign.num_perm());
@@ -209,8 +208,7 @@ class ElementReader {
 };
 
 // minhash(anyarray): the set of non-NULL elements, repeats changing nothing.
-Values sign_elements(const py::iterable &elements, const SignSpec &sign,
-                                    py::object convert) {
+Values sign_elements(const py::iterable &elements, const SignSpec &sign, py::object convert) {
     constexpr size_t kBatch = 256;  // as sign_array in the server
     const minhash::PermutationFamily &perm = *sign.perm;
     Values out = new_values(sign.num_perm());
@@ -254,7 +252,8 @@ double jaccard_exact(const py::iterable &a, const py::iterable &b, py::object co
     ElementReader reader(std::move(convert));
     ElementList la(a, reader);
     ElementList lb(b, reader);
-    std::vector<minhash::HashedElement> scratch(std::max<size_t>(1, std::max(la.items.size(), lb.items.size())));
+    std::vector<minhash::HashedElement> scratch(
+        std::max<size_t>(1, std::max(la.items.size(), lb.items.size())));
     double result = 0;
     const Status st = minhash::jaccard_exact(la.items.data(), la.items.size(), lb.items.data(),
                                              lb.items.size(), scratch.data(), nullptr, &result);
@@ -284,7 +283,8 @@ py::str format_text(int family, uint64_t seed, const Values &v) {
     const Values values = checked_values(v, "a signature");
     const int n = static_cast<int>(values.size());
     std::string text(minhash::signature_text_capacity(n), '\0');
-    text.resize(minhash::format_signature_text(family_of(family), seed, values.data(), n, &text[0]));
+    text.resize(
+        minhash::format_signature_text(family_of(family), seed, values.data(), n, &text[0]));
     return py::str(text);
 }
 
@@ -329,12 +329,13 @@ std::tuple<int, int64_t, Values> parse_text(std::string_view text) {
     HashFamily family = HashFamily::Native;
     size_t rest = 0;
     if (!minhash::parse_family_prefix(text, &family, &rest))
-        bad_literal(text, "Unknown hash family before the seed: valid families are datasketch and native.");
+        bad_literal(
+            text, "Unknown hash family before the seed: valid families are datasketch and native.");
     std::vector<uint32_t> buf(minhash::kMaxNumPerm);
     int64_t seed = 0;
     int n = 0;
-    const minhash::SigTextError e =
-        minhash::parse_signature_text(text.substr(rest), &seed, buf.data(), minhash::kMaxNumPerm, &n);
+    const minhash::SigTextError e = minhash::parse_signature_text(
+        text.substr(rest), &seed, buf.data(), minhash::kMaxNumPerm, &n);
     if (e != minhash::SigTextError::Ok)
         bad_literal(text, text_error_detail(e));
     if (family == HashFamily::Datasketch &&
@@ -367,18 +368,22 @@ std::tuple<int, uint64_t, Values> decode_binary(const py::buffer &data) {
                               std::to_string(minhash::kSigBinaryHeader) + " bytes, got " +
                               std::to_string(have));
     if (h.version != kFormatVersion)
-        throw py::value_error("unsupported minhash binary format version " + std::to_string(h.version));
-    if ((h.flags & ~kFlagsFamilyMask) != 0 || (h.flags & kFlagsFamilyMask) >= minhash::kNumHashFamilies)
+        throw py::value_error("unsupported minhash binary format version " +
+                              std::to_string(h.version));
+    if ((h.flags & ~kFlagsFamilyMask) != 0 ||
+        (h.flags & kFlagsFamilyMask) >= minhash::kNumHashFamilies)
         throw py::value_error("invalid flags " + std::to_string(h.flags) + " in binary minhash");
     if (h.num_perm < minhash::kMinNumPerm || h.num_perm > minhash::kMaxNumPerm)
-        throw py::value_error("invalid num_perm " + std::to_string(h.num_perm) + " in binary minhash");
+        throw py::value_error("invalid num_perm " + std::to_string(h.num_perm) +
+                              " in binary minhash");
     const size_t need = minhash::signature_binary_size(h.num_perm);
     if (have != need)
         throw py::value_error("invalid binary minhash: expected " + std::to_string(need) +
                               " bytes, got " + std::to_string(have));
     const HashFamily family = static_cast<HashFamily>(h.flags & kFlagsFamilyMask);
     if (family == HashFamily::Datasketch && h.seed > minhash::kMaxDatasketchSeed)
-        throw py::value_error("invalid datasketch seed " + std::to_string(h.seed) + " in binary minhash");
+        throw py::value_error("invalid datasketch seed " + std::to_string(h.seed) +
+                              " in binary minhash");
     Values values = new_values(h.num_perm);
     minhash::decode_signature_values(bytes, have, h.num_perm, values.mutable_data());
     return {static_cast<int>(family), h.seed, std::move(values)};
@@ -410,7 +415,8 @@ double cardinality(const Values &v) {
 
 std::tuple<int, int, double, double> lsh_params(double threshold, int num_perm, double fp_weight,
                                                 double fn_weight) {
-    const minhash::LshParams p = minhash::choose_lsh_params(threshold, num_perm, fp_weight, fn_weight);
+    const minhash::LshParams p =
+        minhash::choose_lsh_params(threshold, num_perm, fp_weight, fn_weight);
     return {p.bands, p.rows, p.false_positive_area, p.false_negative_area};
 }
 
@@ -435,22 +441,24 @@ PYBIND11_MODULE(_core, m) {
     m.attr("MAX_DATASKETCH_SEED") = minhash::kMaxDatasketchSeed;
     m.attr("EMPTY_VALUE") = minhash::kEmptyValue;
 
-    m.def("default_k", [](int unit) {
-        return minhash::default_shingle_size(ShingleArgs(unit, 1).spec.unit);
-    });
+    m.def("default_k",
+          [](int unit) { return minhash::default_shingle_size(ShingleArgs(unit, 1).spec.unit); });
 
     py::class_<SignSpec>(m, "SignSpec")
-        .def(py::init<int, int, uint64_t>(), py::arg("family"), py::arg("num_perm"), py::arg("seed"))
+        .def(py::init<int, int, uint64_t>(), py::arg("family"), py::arg("num_perm"),
+             py::arg("seed"))
         .def_property_readonly("family", &SignSpec::family)
         .def_property_readonly("num_perm", &SignSpec::num_perm)
         .def_property_readonly("seed", &SignSpec::seed);
     py::class_<ShingleArgs>(m, "ShingleSpec")
         .def(py::init<int, int>(), py::arg("unit"), py::arg("k"))
-        .def_property_readonly("unit", [](const ShingleArgs &s) { return static_cast<int>(s.spec.unit); })
+        .def_property_readonly("unit",
+                               [](const ShingleArgs &s) { return static_cast<int>(s.spec.unit); })
         .def_property_readonly("k", [](const ShingleArgs &s) { return s.spec.k; });
 
     m.def("sign_text", &sign_text, py::arg("doc"), py::arg("shingle"), py::arg("sign"));
-    m.def("sign_elements", &sign_elements, py::arg("elements"), py::arg("sign"), py::arg("convert"));
+    m.def("sign_elements", &sign_elements, py::arg("elements"), py::arg("sign"),
+          py::arg("convert"));
     m.def("shingles", &shingles, py::arg("doc"), py::arg("shingle"));
     m.def("jaccard_exact", &jaccard_exact, py::arg("a"), py::arg("b"), py::arg("convert"));
     m.def("format_text", &format_text, py::arg("family"), py::arg("seed"), py::arg("values"));

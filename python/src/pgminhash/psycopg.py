@@ -55,8 +55,10 @@ def register_minhash_info(context, info):
     info.register(context)  # minhash[] arrays
     adapters = context.adapters
     # subclasses that carry the OID, so parameters are sent as minhash
-    adapters.register_dumper(Signature, type("MinhashTextDumper", (MinhashDumper,), {"oid": info.oid}))
-    adapters.register_dumper(Signature, type("MinhashBinDumper", (MinhashBinaryDumper,), {"oid": info.oid}))
+    adapters.register_dumper(Signature, type("MinhashTextDumper", (MinhashDumper,),
+                                             {"oid": info.oid}))
+    adapters.register_dumper(Signature, type("MinhashBinDumper", (MinhashBinaryDumper,),
+                                             {"oid": info.oid}))
     adapters.register_loader(info.oid, MinhashLoader)
     adapters.register_loader(info.oid, MinhashBinaryLoader)
 
