@@ -174,3 +174,32 @@ def test_lsh_params_refuses_what_the_server_refuses(conn, args, sql):
     with pytest.raises(ValueError) as ours:
         pgminhash.lsh_params(*args)
     assert str(ours.value) == server.value.diag.message_primary
+
+
+def test_signing_a_document_lets_other_threads_run():
+    # While one thread signs a large document (datasketch family: SHA-1 per
+    # shingle, a few tenths of a second), the main thread keeps running:
+    # the binding releases the GIL around the core. Holding it, the main
+    # thread could run only before the call started.
+    import threading
+    import time
+
+    doc = " ".join(f"w{i}" for i in range(1_000_000))
+    window = {}
+
+    def sign():
+        window["start"] = time.perf_counter()
+        pgminhash.minhash(doc, family="datasketch", num_perm=16)
+        window["end"] = time.perf_counter()
+
+    ticks = []
+    signer = threading.Thread(target=sign)
+    signer.start()
+    while signer.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    signer.join()
+    start, end = window["start"], window["end"]
+    assert end - start > 0.15, "the document signed too fast to tell"
+    inside = [t for t in ticks if start + 0.1 < t < end - 0.02]
+    assert inside, f"no tick of the main thread during {end - start:.2f} s of signing"
