@@ -250,3 +250,11 @@ CREATE FUNCTION minhash_first_band(a minhash, b minhash, bands integer, "rows" i
     AS 'MODULE_PATHNAME', 'minhash_first_band' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
     'first LSH band (1-based) in which a and b agree on the first depth values, or NULL';
+
+-- Citus distributed tables (docs/scale-out.md, "Citus").
+-- src/sql/30_operators.sql: the planner support of %'s function refuses a %
+-- on a distributed table that would reach the workers without the session's
+-- threshold.
+CREATE FUNCTION minhash_threshold_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_threshold_support' LANGUAGE C STRICT;
+ALTER FUNCTION minhash_similar(minhash, minhash) SUPPORT minhash_threshold_support;
