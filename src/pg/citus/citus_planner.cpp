@@ -34,7 +34,6 @@
 
 extern "C" {
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_namespace.h"
@@ -42,6 +41,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -178,11 +178,12 @@ mh_citus_planner_init(void)
 {
 	/*
 	 * Loaded at postmaster start (shared_preload_libraries) or at session
-	 * start (session_preload_libraries): no transaction yet. Loaded by a
-	 * query that calls into the library: too late for that query, so not at
-	 * all (see the top of this file).
+	 * start (session_preload_libraries, before the first command): no
+	 * command is being run. Loaded by a command that calls into the library
+	 * (or by LOAD): too late for that query, so not at all (see the top of
+	 * this file).
 	 */
-	if (!process_shared_preload_libraries_in_progress && IsTransactionState())
+	if (!process_shared_preload_libraries_in_progress && debug_query_string != NULL)
 		return;
 	prev_planner_hook = planner_hook;
 	planner_hook = citus_planner;
