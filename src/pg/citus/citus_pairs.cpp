@@ -12,10 +12,11 @@
  *  A  every row's band keys, minhash_bands(sig, bands, rows, depth), go into a
  *     scratch table distributed by key (INSERT .. SELECT, which Citus
  *     repartitions worker to worker): equal keys meet on one shard;
- *  B  the rows that share a key with another row -- the candidates -- into a
- *     table distributed like the indexed table (ON CONFLICT DO NOTHING: once);
- *  C  the candidates' band keys with their signatures and keys (a join with
- *     the table on its own shards), repartitioned by key again;
+ *  B  the keys shared by two rows or more go back beside their rows (a table
+ *     colocated with the indexed table);
+ *  C  those keys with their rows' signatures and keys (a join with the table
+ *     on its own shards), repartitioned by key again: a signature travels
+ *     once per band it shares with another row;
  *  D  on each shard of that table, the pairs of each key's rows are verified:
  *     the same band (keys are seeded by band number), the key's band the
  *     first in which the signatures agree (minhash_first_band: each pair is
@@ -339,11 +340,11 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 
-	spi_exec(psprintf("CREATE TABLE %s (bkey int8, d %s, tid tid)", bands_t, plan->dist_type),
+	spi_exec(psprintf("CREATE TABLE %s (bkey int8, band int4, d %s, tid tid)", bands_t, plan->dist_type),
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => 'none', shard_count => %d)",
 					  quote_literal_cstr(bands_t), plan->nshards), SPI_OK_SELECT);
-	spi_exec(psprintf("CREATE TABLE %s (d %s, tid tid, PRIMARY KEY (d, tid))", cand_t, plan->dist_type),
+	spi_exec(psprintf("CREATE TABLE %s (d %s, tid tid, bkey int8, band int4)", cand_t, plan->dist_type),
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
 					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
@@ -353,23 +354,22 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
 
 	/* A: every row's band keys, by key */
-	spi_exec(psprintf("INSERT INTO %s (bkey, d, tid)"
-					  " SELECT k.key, t.%s, t.ctid FROM %s t CROSS JOIN LATERAL unnest(%s) AS k(key)"
+	spi_exec(psprintf("INSERT INTO %s (bkey, band, d, tid)"
+					  " SELECT k.key, k.band::int4, t.%s, t.ctid"
+					  " FROM %s t CROSS JOIN LATERAL unnest(%s) WITH ORDINALITY AS k(key, band)"
 					  " WHERE t.%s IS NOT NULL",
 					  bands_t, plan->dist, plan->table, bandkeys, plan->key), SPI_OK_INSERT);
-	/* B: rows sharing a key with another row, each once, beside their table's rows */
-	spi_exec(psprintf("INSERT INTO %s (d, tid)"
-					  " SELECT b.d, b.tid FROM %s b"
-					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)"
-					  " ON CONFLICT DO NOTHING",
+	/* B: the keys shared by two rows or more, beside their rows */
+	spi_exec(psprintf("INSERT INTO %s (d, tid, bkey, band)"
+					  " SELECT b.d, b.tid, b.bkey, b.band FROM %s b"
+					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)",
 					  cand_t, bands_t, bands_t), SPI_OK_INSERT);
-	/* C: the candidates' band keys with their signatures, by key */
+	/* C: those keys with their rows' signatures and keys, by key */
 	spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
-					  " SELECT k.key, k.band::int4, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
-					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid"
-					  " CROSS JOIN LATERAL unnest(%s) WITH ORDINALITY AS k(key, band)",
+					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
+					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid",
 					  entries_t, plan->dist, plan->key, plan->key_type, plan->sig,
-					  plan->table, cand_t, plan->dist_eq, plan->dist, bandkeys), SPI_OK_INSERT);
+					  plan->table, cand_t, plan->dist_eq, plan->dist), SPI_OK_INSERT);
 	spi_exec(psprintf("DROP TABLE %s, %s", cand_t, bands_t), SPI_OK_UTILITY);
 
 	/* D: each key's pairs verified on its shard; only pairs come back */
