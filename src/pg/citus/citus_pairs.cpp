@@ -340,15 +340,15 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 
-	spi_exec(psprintf("CREATE TABLE %s (bkey int8, band int4, d %s, tid tid)", bands_t, plan->dist_type),
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, d %s, tid tid)", bands_t, plan->dist_type),
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => 'none', shard_count => %d)",
 					  quote_literal_cstr(bands_t), plan->nshards), SPI_OK_SELECT);
-	spi_exec(psprintf("CREATE TABLE %s (d %s, tid tid, bkey int8, band int4)", cand_t, plan->dist_type),
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (d %s, tid tid, bkey int8, band int4)", cand_t, plan->dist_type),
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
 					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
-	spi_exec(psprintf("CREATE TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
 					  entries_t, plan->key_type, plan->ext), SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => %s)",
 					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
