@@ -51,6 +51,13 @@ char		mh_citus_table_method(Oid relid);
 /* The distribution column of a hash- or range-distributed Citus table, else InvalidAttrNumber. */
 AttrNumber	mh_citus_distribution_column(Oid relid);
 
+/*
+ * An error, with a hint to call it on the shards, if indexoid is the shell
+ * index of a Citus table (for the functions that read one index's pages:
+ * minhash_lsh_check, minhash_lsh_clean_pending_list).
+ */
+void		mh_citus_refuse_shell_index(Oid indexoid, const char *funcname);
+
 /* One shard of a distributed table: where one placement of it lives. */
 typedef struct MhCitusShard
 {

@@ -13,6 +13,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -111,6 +112,21 @@ mh_citus_distribution_column(Oid relid)
 
 	with_partition_row(relid, read_partkey, &attnum);
 	return attnum;
+}
+
+void
+mh_citus_refuse_shell_index(Oid indexoid, const char *funcname)
+{
+	Oid			relid = IndexGetRelation(indexoid, true);
+
+	if (OidIsValid(relid) && mh_citus_table_method(relid) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support Citus tables", funcname),
+				 errdetail("The index \"%s\" of Citus table \"%s\" on this node is an empty shell; its rows are indexed in the shards' indexes.",
+						   get_rel_name(indexoid), get_rel_name(relid)),
+				 errhint("Call it on the workers, on each shard's index: the index of shard N is named %s_N.",
+						 get_rel_name(indexoid))));
 }
 
 List *
