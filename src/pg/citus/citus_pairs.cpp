@@ -31,9 +31,10 @@
  * tuplestore/tuplesort of members or edges.
  *
  * Rows are named by (worker_hash(distribution column), ctid): rows of equal
- * hash live in one shard, whose ctids are distinct. The scratch tables live
- * in the indexed table's schema, belong to the caller and are dropped before
- * the function returns (an error rolls them back with the transaction). In
+ * hash live in one shard, whose ctids are distinct. The scratch tables are
+ * unlogged, live in the indexed table's schema, belong to the caller and are
+ * dropped before the function returns (an error rolls them back with the
+ * transaction). In
  * READ COMMITTED each step sees the rows committed when it starts; under
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
