@@ -89,8 +89,9 @@ mh_is_own_c_function(Oid funcid, const char *symbol, int nargs)
 				char	   *path = TextDatumGetCString(bin);
 				const char *base = strrchr(path, '/');
 
+				/* $libdir/minhash, or with the platform's suffix */
 				base = base ? base + 1 : path;
-				result = strcmp(base, "minhash") == 0 || strcmp(base, "minhash" DLSUFFIX) == 0;
+				result = strncmp(base, "minhash", 7) == 0 && (base[7] == '\0' || base[7] == '.');
 			}
 		}
 	}
