@@ -92,6 +92,7 @@ typedef struct CitusPairsPlan
 	const char *sig;			/* the indexed column, quoted */
 	const char *key;			/* the key column, quoted */
 	const char *key_type;		/* the type keys are returned as, qualified */
+	const char *key_column;		/* the same with the key's collation, for a column */
 	Oid			key_typid;
 	Oid			key_collation;
 	bool		key_ordered;	/* key_type has a btree order: key_a < key_b */
@@ -264,6 +265,10 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	plan->key = quote_identifier(args->key_column);
 	plan->key_typid = args->key_type;
 	plan->key_type = qualified_type(args->key_type, -1);
+	/* the scratch table's keys compare (LEAST, GREATEST) in the key's collation */
+	plan->key_column = OidIsValid(plan->key_collation) ?
+		psprintf("%s COLLATE %s", plan->key_type, generate_collation_name(plan->key_collation)) :
+		plan->key_type;
 	tce = lookup_type_cache(args->key_type, TYPECACHE_LT_OPR);
 	plan->key_ordered = OidIsValid(tce->lt_opr);
 	plan->ext = quote_identifier(get_namespace_name(args->ext_namespace));
@@ -350,7 +355,7 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
 					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
 	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
-					  entries_t, plan->key_type, plan->ext), SPI_OK_UTILITY);
+					  entries_t, plan->key_column, plan->ext), SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => %s)",
 					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
 
