@@ -3,6 +3,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/minhash.h"
 #include "pg/lsh/lsh.h"
 
@@ -22,6 +23,9 @@ _PG_init(void)
 	/* the lsh index access method: its GUCs and reloptions */
 	lsh_init();
 	lsh_explain_init();
+
+	/* queries on Citus tables: the session's threshold and minhash_agg rewritten */
+	mh_citus_planner_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");
