@@ -195,7 +195,7 @@ mh_citus_lsh_stats(FunctionCallInfo fcinfo, Datum *result)
 				 errmsg("minhash_lsh_stats does not support partitioned Citus tables"),
 				 errhint("Call it on each partition's index.")));
 	/* the same checks as on one server: an lsh index, a table the caller owns */
-	index = lsh_open_owned(indexoid, AccessShareLock, &heap);
+	index = lsh_open_owned(indexoid, AccessShareLock, &heap, "minhash_lsh_stats");
 	mh_citus_index_stats(relid, indexoid, get_func_namespace(fcinfo->flinfo->fn_oid), &st);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
