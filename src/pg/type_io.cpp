@@ -42,10 +42,10 @@ bad_literal(const char *str, const char *detail)
 	int			shown = pg_mbcliplen(str, len, LITERAL_SHOWN);
 
 	/*
-	 * No "seed:" at all: most likely a document where a signature was
+	 * Neither "seed:" nor "[": most likely a document where a signature was
 	 * expected (sig % 'some text' makes the literal a minhash).
 	 */
-	if (strchr(str, ':') == NULL)
+	if (len > 0 && strchr(str, ':') == NULL && strchr(str, '[') == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
