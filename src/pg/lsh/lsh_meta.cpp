@@ -19,12 +19,6 @@ extern "C" {
 #include "utils/rel.h"
 }
 
-int
-lsh_slots_per_page(int num_perm)
-{
-	return (int) (LSH_CONTENT_SIZE / LSH_SLOT_SIZE(num_perm));
-}
-
 void
 lsh_init_page(Page page, uint16 type, uint16 level)
 {

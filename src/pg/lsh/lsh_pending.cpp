@@ -51,66 +51,10 @@ lsh_pending_init(void)
 							NULL, NULL, NULL);
 }
 
-/* keyed pages: at least eight rows a page */
-#define LSH_PENDING_MAX_BANDS	((int) (LSH_CONTENT_SIZE / (8 * sizeof(uint32))) - 1)
-
-/* uint32 words of one row on a pending page: its row id [and band keys] */
-static inline int
-pending_entry_words(Page page)
-{
-	const LshPageOpaque opaque = LshPageGetOpaque(page);
-
-	return (opaque->flags & LSH_PENDING_KEYED) ? 1 + opaque->count : 1;
-}
-
-static inline int
-pending_entry_size(Page page)
-{
-	return pending_entry_words(page) * (int) sizeof(uint32);
-}
-
-static inline int
-pending_count(Page page)
-{
-	return lsh_count_entries(page, pending_entry_size(page));
-}
-
-static inline int
-pending_capacity(Page page)
-{
-	return (int) (LSH_CONTENT_SIZE / pending_entry_size(page));
-}
-
-/* row i of a pending page: its row id, then its band keys on a keyed page */
-static inline uint32 *
-pending_entry(Page page, int i)
-{
-	return (uint32 *) ((char *) page + LSH_CONTENT_START) + (Size) i * pending_entry_words(page);
-}
-
 int
 lsh_pending_keyed_bands(const LshIndexParams *params)
 {
 	return params->bands >= 1 && params->bands <= LSH_PENDING_MAX_BANDS ? params->bands : 0;
-}
-
-const char *
-lsh_pending_page_problem(Page page)
-{
-	PageHeader	ph = (PageHeader) page;
-	LshPageOpaque opaque = LshPageGetOpaque(page);
-
-	if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW | LSH_IN_FREELIST))
-		return "pending list page with tree or data page flags";
-	if (opaque->level != 0)
-		return "pending list page with a level";
-	if ((opaque->flags & LSH_PENDING_KEYED) ? (opaque->count < 1 || opaque->count > LSH_PENDING_MAX_BANDS)
-		: opaque->count != 0)
-		return psprintf("pending list page with %d band keys a row", opaque->count);
-	if (ph->pd_lower < LSH_CONTENT_START || ph->pd_lower > LSH_CONTENT_START + LSH_CONTENT_SIZE ||
-		(ph->pd_lower - LSH_CONTENT_START) % pending_entry_size(page) != 0)
-		return psprintf("pending list page with invalid pd_lower %d", ph->pd_lower);
-	return NULL;
 }
 
 /*
@@ -196,7 +140,7 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
 
 		/* a plain tail (1.1's) is closed to keyed rows: they start a keyed page */
 		if (!(opaque->flags & LSH_PENDING_CLOSED) && tail_bands == keyed_bands &&
-			pending_count(page) < pending_capacity(page))
+			lsh_pending_count(page) < lsh_pending_capacity(page))
 			return tailbuf;
 	}
 	if (meta->pending_free != InvalidBlockNumber)
@@ -259,12 +203,12 @@ lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer
 		p = lsh_wal_page(r, tailbuf, false);
 		page = BufferGetPage(tailbuf);
 	}
-	slot = pending_entry(page, pending_count(page));
+	slot = lsh_pending_row(page, lsh_pending_count(page));
 	slot[0] = rowid;
 	if (keyed_bands > 0)
 		memcpy(slot + 1, keys, sizeof(uint32) * keyed_bands);
-	((PageHeader) page)->pd_lower += pending_entry_size(page);
-	lsh_wal_changed(r, p, slot, pending_entry_size(page));
+	((PageHeader) page)->pd_lower += lsh_pending_row_size(page);
+	lsh_wal_changed(r, p, slot, lsh_pending_row_size(page));
 	lsh_wal_changed(r, p, &((PageHeader) page)->pd_lower, sizeof(LocationIndex));
 	meta->pending_rows++;
 	lsh_wal_changed(r, m, &meta->pending_rows, sizeof(meta->pending_rows));
@@ -477,7 +421,7 @@ merge_round(Relation index, Size budget)
 		CHECK_FOR_INTERRUPTS();
 		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL,
 							InvalidBlockNumber, &page);
-		cnt = pending_count(page);
+		cnt = lsh_pending_count(page);
 		if (npages == cappages)
 		{
 			cappages *= 2;
@@ -491,7 +435,7 @@ merge_round(Relation index, Size budget)
 			rowids = (uint32 *) repalloc_huge(rowids, sizeof(uint32) * caprows);
 		}
 		for (int i = 0; i < cnt; i++)
-			rowids[nrows + i] = pending_entry(page, i)[0];
+			rowids[nrows + i] = lsh_pending_row(page, i)[0];
 		nrows += cnt;
 		last = blkno;
 		blkno = LshPageGetOpaque(page)->next;
@@ -652,13 +596,13 @@ lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint
 			width[b] = hi[b] - lo[b];
 	}
 	pending_walk(index, walk, metabuf, [&](Page page, BlockNumber blkno) {
-		int			n = pending_count(page);
+		int			n = lsh_pending_count(page);
 		uint32	   *out;
 
 		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED))
 		{
 			for (int i = 0; i < n; i++)
-				ids->push(pending_entry(page, i)[0]);
+				ids->push(lsh_pending_row(page, i)[0]);
 			return;
 		}
 		if (LshPageGetOpaque(page)->count != params->bands)
@@ -668,10 +612,10 @@ lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint
 		if (lo == NULL)
 		{
 			for (int i = 0; i < n; i++)
-				out[i] = pending_entry(page, i)[0];
+				out[i] = lsh_pending_row(page, i)[0];
 			return;
 		}
-		ids->n -= n - minhash::rows_in_key_ranges(pending_entry(page, 0), n, pending_entry_words(page),
+		ids->n -= n - minhash::rows_in_key_ranges(lsh_pending_row(page, 0), n, lsh_pending_row_words(page),
 												   params->bands, lo, width, out);
 	});
 	if (width != NULL)
@@ -760,7 +704,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 			(*pages_seen)++;
 			if (l == 0)
 			{
-				int			cnt = pending_count(page);
+				int			cnt = lsh_pending_count(page);
 
 				pages++;
 				rows += cnt;
@@ -773,7 +717,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 
 				for (int i = 0; i < cnt; i++)
 				{
-					const uint32 *e = pending_entry(page, i);
+					const uint32 *e = lsh_pending_row(page, i);
 					uint32		rowid = e[0];
 
 					if (rowid >= nslots_bound)
