@@ -5,6 +5,8 @@
 
 #include "pg/minhash.h"
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_pending.h"
+#include "pg/lsh/pairs.h"
 
 extern "C" {
 #include "utils/guc.h"
@@ -19,9 +21,12 @@ _PG_init(void)
 {
 	minhash_guc_init();
 
-	/* the lsh index access method: its GUCs and reloptions */
-	lsh_init();
-	lsh_explain_init();
+	/* each wing's GUCs, reloptions and hooks */
+	lsh_init();					/* the access method: reloptions, scan GUCs */
+	lsh_alter_init();			/* ALTER INDEX SET of build options */
+	lsh_pending_init();			/* the pending list's limit */
+	lsh_explain_init();			/* EXPLAIN ANALYZE's scan counters */
+	pairs_parallel_init();		/* all pairs: when to walk in parallel */
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");
