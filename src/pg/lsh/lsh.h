@@ -143,6 +143,8 @@ Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
 							 double *threshold);
+int			lsh_probe_depth(const LshIndexParams *params, double threshold);
+double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
@@ -281,11 +283,10 @@ bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_ti
 					  struct IndexInfo *indexInfo);
 void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
 
-/* lsh_scan.cpp */
 /* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold */
 double		lsh_similar_restriction_sel(struct PlannerInfo *root, List *args, int varRelid, double threshold);
-int			lsh_probe_depth(const LshIndexParams *params, double threshold);
-double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
+
+/* lsh_scan.cpp */
 IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);
 void		lshrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 bool		lshgettuple(IndexScanDesc scan, ScanDirection dir);
