@@ -6,7 +6,7 @@
 #include "pg/minhash.h"
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 extern "C" {
 #include "utils/guc.h"

@@ -26,8 +26,8 @@
  * deduplicated within a group), so every pair comes out once with no set of
  * pairs seen.
  */
-#ifndef MINHASH_PG_LSH_PAIRS_H
-#define MINHASH_PG_LSH_PAIRS_H
+#ifndef MINHASH_PG_PAIRS_H
+#define MINHASH_PG_PAIRS_H
 
 #include "pg/pg_prelude.h"
 

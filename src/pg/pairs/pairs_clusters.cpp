@@ -19,7 +19,7 @@
  */
 #include "pg/pg_prelude.h"
 
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 extern "C" {
 #include "catalog/pg_operator.h"

@@ -18,7 +18,7 @@
 
 #include "core/shingle.h"
 #include "pg/core_call.h"
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 static PairsShingles *
 alloc_shingles(size_t cap)

@@ -36,7 +36,7 @@
  */
 #include "pg/pg_prelude.h"
 
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 extern "C" {
 #include "access/parallel.h"

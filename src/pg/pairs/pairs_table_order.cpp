@@ -30,7 +30,7 @@
  */
 #include "pg/pg_prelude.h"
 
-#include "pg/lsh/pairs_table_order.h"
+#include "pg/pairs/pairs_table_order.h"
 
 extern "C" {
 #include "catalog/pg_am.h"

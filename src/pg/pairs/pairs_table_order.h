@@ -3,10 +3,10 @@
  * (pairs_table_order_parallel.cpp) sees it: the ends sorted by table
  * position in, one row per end out.
  */
-#ifndef MINHASH_PG_LSH_PAIRS_TABLE_ORDER_H
-#define MINHASH_PG_LSH_PAIRS_TABLE_ORDER_H
+#ifndef MINHASH_PG_PAIRS_TABLE_ORDER_H
+#define MINHASH_PG_PAIRS_TABLE_ORDER_H
 
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 extern "C" {
 #include "catalog/pg_am.h"

@@ -41,7 +41,7 @@
 #include <algorithm>
 
 #include "core/jaccard.h"
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 #include "pg/lsh/lsh_pending.h"
 
 extern "C" {
