@@ -4,7 +4,8 @@
  *
  * The pipeline, one file per stage:
  *  pairs_setup.cpp    arguments, relations, privileges, the key and text expressions
- *  pairs_walk.cpp     the leaf walk: band groups, candidate pairs, verification
+ *  pairs_merge.cpp    the leaves of every part in key order (a merge of cursors)
+ *  pairs_walk.cpp     the walk: band groups, candidate pairs, verification
  *  pairs_parallel.cpp the walk split into key ranges among parallel workers
  *  pairs_rows.cpp     rows by row id: snapshot visibility, key, shingles (bounded cache)
  *  pairs_table_order.cpp  the same in table order, for tables larger than the cache

@@ -15,34 +15,27 @@
  * identical rows (m^2 / 2 pairs) costs time, not memory; a group's row ids
  * spill to a tuplesort beyond a sixteenth of work_mem.
  *
- * Partitioned indexes: one leaf cursor per partition's index, merged by key
- * (a binary heap of cursors), so a band group gathers the rows of every
- * partition sharing the key, in one pass, with one leaf per partition in
- * memory. Rows are global row ids (pairs.h); all partitions' indexes share
- * k, seed, bands and rows (checked at setup), so band keys and the
- * first-equal-band rule mean the same in all of them.
+ * The leaves come from the partition-cursor merge (pairs_merge.cpp): every
+ * part's leaf level (the index, or each partition's index) and its pending
+ * rows, in key order, handed here one band group at a time
+ * (pairs_group_start, pairs_group_add, pairs_group_finish).
  *
  * Key ranges: a walker may cover only keys [lo, hi] (pairs_walk_range), as
- * the parallel walk's participants do (pairs_parallel.cpp): its cursors
- * start at a descent to lo instead of the leftmost leaf, keep the entries of
- * the range, and its verified pairs go to a callback (the queue to the
- * leader) instead of straight to the row cache.
+ * the parallel walk's participants do (pairs_parallel.cpp): the merge keeps
+ * the entries of the range, and its verified pairs go to a callback (the
+ * queue to the leader) instead of straight to the row cache.
  *
- * Concurrency: no metapage lock is held during the walk, so inserts and
- * VACUUM proceed. A leaf is copied under its share lock together with its
- * right link. Splits only move entries to a new right sibling, which the
- * walk, following the saved link, either has read already (in the copy) or
- * has yet to reach -- the argument VACUUM's leaf pass rests on too. Entries
- * added or moved meanwhile belong to rows the snapshot cannot see; entries
- * of rows it can see are neither removed nor re-slotted while it is held.
+ * Concurrency: no metapage lock is held during the walk (see
+ * pairs_merge.cpp for the leaves). Entries added or moved meanwhile belong
+ * to rows the snapshot cannot see; entries of rows it can see are neither
+ * removed nor re-slotted while it is held.
  */
 #include "pg/pg_prelude.h"
 
 #include <algorithm>
 
 #include "core/jaccard.h"
-#include "pg/pairs/pairs.h"
-#include "pg/lsh/lsh_pending.h"
+#include "pg/pairs/pairs_merge.h"
 
 extern "C" {
 #include "catalog/pg_operator.h"
@@ -104,17 +97,6 @@ typedef struct PairsPages
 #define PAIRS_HINT(pc, part, blkno) \
 	(&(pc)->hint[((blkno) ^ ((uint32) (part) * 0x9E3779B1U)) & (pc)->mask])
 
-/* A partition's leaf level, read one leaf at a time in key order. */
-typedef struct PairsCursor
-{
-	int			part;
-	LshEntry   *leaf;			/* copy of the current leaf, sorted */
-	int			n;
-	int			pos;
-	LshWalk		lw;				/* checked reads along the part's leaf level */
-	LshCursor	leaves;			/* the part's leaf level (none for a pending cursor) */
-} PairsCursor;
-
 /*
  * Groups up to this size are verified in place, their pages locked together
  * (within PostgreSQL's limit of 200 LWLocks held at once).
@@ -135,15 +117,7 @@ struct PairsWalk
 	PairsPages	pages;
 	PairsVerifiedFn verified;	/* where a verified pair goes */
 	void	   *arg;
-	bool		ranged;			/* pairs_walk_range: keys in [lo, hi] only, no progress reports */
-	uint32		lo;
-	uint32		hi;
-	LshEntry  **pending;		/* per part: its pending rows' entries, sorted (ranged walks) */
-	int		   *npending;
-	PairsCursor *cursors;		/* one per part */
-	int		   *heap;			/* cursors with entries left, a min-heap by current key */
-	int			nheap;
-	BufferAccessStrategy strategy;
+	PairsMerge *merge;			/* the parts' leaves in key order (pairs_merge.cpp) */
 	PairsGroup	group;
 	int			chunk_cap;
 	uint64	   *idbuf;			/* chunk_cap ids read from a group */
@@ -167,18 +141,6 @@ typedef struct IdReader
 	IdReaderPos at;
 	IdReaderPos mark;
 } IdReader;
-
-/* Leaves written by a build are already in order; inserts append out of order. */
-static void
-sort_entries(LshEntry *e, int n) noexcept
-{
-	auto		less = [](const LshEntry &x, const LshEntry &y) {
-		return x.key != y.key ? x.key < y.key : x.value < y.value;
-	};
-
-	if (!std::is_sorted(e, e + n, less))
-		std::sort(e, e + n, less);
-}
 
 /* sorts and removes duplicates; returns the new count */
 static int
@@ -600,8 +562,8 @@ pairs_of_large_group(PairsWalk *w)
 	}
 }
 
-static void
-finish_group(PairsWalk *w)
+void
+pairs_group_finish(PairsWalk *w)
 {
 	PairsGroup *g = &w->group;
 	PairsRun   *run = w->run;
@@ -637,16 +599,16 @@ finish_group(PairsWalk *w)
 		pairs_of_large_group(w);
 }
 
-static void
-start_group(PairsWalk *w, uint32 key)
+void
+pairs_group_start(PairsWalk *w, uint32 key)
 {
 	w->group.open = true;
 	w->group.key = key;
 	w->group.n = 0;
 }
 
-static void
-group_add(PairsWalk *w, int part, const LshEntry *e, int n)
+void
+pairs_group_add(PairsWalk *w, int part, const LshEntry *e, int n)
 {
 	PairsGroup *g = &w->group;
 	PairsRun   *run = w->run;
@@ -725,8 +687,8 @@ pairs_report_progress(PairsRun *run, double done)
  * together for the few hundred rows of a leaf's groups, they overlap. Only a
  * hint: a prefetch of an address that turns out stale is harmless.
  */
-static void
-prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
+void
+pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 {
 	const LshIndexParams *params = &w->run->params;
 	const PairsPart *pt = &w->run->parts[part];
@@ -760,148 +722,8 @@ prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 }
 
 /*
- * Read the cursor's next leaf; false at the end of its level (or range). A
- * leaf is copied with its right link under its share lock, then sorted
- * (inserts append out of order). A ranged walk keeps the keys of its range.
- */
-static bool
-cursor_load(PairsWalk *w, PairsCursor *c)
-{
-	PairsRun   *run = w->run;
-	Page		page;
-	bool		has_high;
-	uint32		high;
-	BlockNumber right = InvalidBlockNumber;
-
-	if (!lsh_cursor_next(&c->leaves))
-		return false;
-	page = c->leaves.page;
-	c->n = lsh_leaf_decode(page, c->leaf);
-	c->pos = 0;
-	has_high = (LshPageGetOpaque(page)->flags & LSH_HAS_HIGH) != 0;
-	high = LshPageGetOpaque(page)->high;
-	if (w->ranged && has_high && high > w->hi)
-		right = lsh_walk_right(&c->lw, page);
-	lsh_cursor_release(&c->leaves);
-	if (right != InvalidBlockNumber)
-	{
-		/*
-		 * The range ends in this leaf, so the cursor stops here; its right
-		 * sibling is read all the same, to check that its low key continues
-		 * this leaf's high key, as the whole walk checks every leaf's: a
-		 * damaged high key would otherwise end the range early, silently.
-		 */
-		Page		rpage;
-		Buffer		rbuf = lsh_walk_read(&c->lw, right, BUFFER_LOCK_SHARE, LSH_PAGE_LEAF, 0, NULL,
-										 InvalidBlockNumber, &rpage);
-
-		if (BufferIsValid(rbuf))
-			UnlockReleaseBuffer(rbuf);
-	}
-
-	if (w->ranged)
-	{
-		int			m = 0;
-
-		for (int i = 0; i < c->n; i++)
-			if (c->leaf[i].key >= w->lo && c->leaf[i].key <= w->hi)
-				c->leaf[m++] = c->leaf[i];
-		c->n = m;
-	}
-	run->leaves++;
-	run->entries += c->n;
-	sort_entries(c->leaf, c->n);
-	prefetch_leaf(w, c->part, c->leaf, c->n);
-	if (has_high && !w->ranged)
-		pairs_report_progress(run, high / 4294967296.0);
-	return true;
-}
-
-/* Read leaves until the cursor has an entry; false when the part has none left. */
-static bool
-cursor_fill(PairsWalk *w, PairsCursor *c)
-{
-	while (c->pos >= c->n)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (!cursor_load(w, c))
-			return false;
-	}
-	return true;
-}
-
-static inline uint32
-cursor_key(const PairsWalk *w, int c)
-{
-	const PairsCursor *cur = &w->cursors[c];
-
-	/* below the design threshold a group is a key prefix: keys equal under the mask */
-	return cur->leaf[cur->pos].key & w->run->key_mask;
-}
-
-/* restore the heap order below position i */
-static void
-heap_sift_down(PairsWalk *w, int i)
-{
-	for (;;)
-	{
-		int			l = 2 * i + 1;
-		int			m = i;
-
-		if (l < w->nheap && cursor_key(w, w->heap[l]) < cursor_key(w, w->heap[m]))
-			m = l;
-		if (l + 1 < w->nheap && cursor_key(w, w->heap[l + 1]) < cursor_key(w, w->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		std::swap(w->heap[i], w->heap[m]);
-		i = m;
-	}
-}
-
-/*
- * The top cursor's run of this key, into the group: it may continue on the
- * part's next leaves. Then the cursor goes back into the heap by its next
- * key, or leaves it if the part is done.
- */
-static void
-heap_take_top(PairsWalk *w, uint32 key)
-{
-	PairsCursor *c = &w->cursors[w->heap[0]];
-
-	const uint32 mask = w->run->key_mask;
-
-	while (cursor_fill(w, c) && (c->leaf[c->pos].key & mask) == key)
-	{
-		int			j = c->pos + 1;
-
-		while (j < c->n && (c->leaf[j].key & mask) == key)
-			j++;
-		group_add(w, c->part, c->leaf + c->pos, j - c->pos);
-		c->pos = j;
-	}
-	if (c->pos >= c->n)
-		w->heap[0] = w->heap[--w->nheap];	/* cursor_fill found no more leaves */
-	heap_sift_down(w, 0);
-}
-
-/* put cursor c into the heap of cursors with entries left */
-static void
-heap_push(PairsWalk *w, int c)
-{
-	int			i = w->nheap++;
-
-	w->heap[i] = c;
-	while (i > 0 && cursor_key(w, w->heap[(i - 1) / 2]) > cursor_key(w, w->heap[i]))
-	{
-		std::swap(w->heap[i], w->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-}
-
-/*
  * A walker: its memory in run->cxt (bounded by work_mem as described in
- * docs/pairs.md), one cursor per part and one per part's pending rows.
+ * docs/pairs.md), and its merge of the parts' leaves (pairs_merge.cpp).
  * ranged: it will walk key ranges (pairs_walk_range) rather than every
  * leaf from the leftmost.
  */
@@ -916,7 +738,6 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	w->run = run;
 	w->verified = verified;
 	w->arg = arg;
-	w->ranged = ranged;
 	/* two chunks of signatures (and their ids) in a quarter of work_mem */
 	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint64);
 	w->chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
@@ -931,137 +752,28 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
 
-	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
-	w->strategy = GetAccessStrategy(BAS_BULKREAD);
-
-	/* one cursor per part, each with room for a full leaf of the narrower (7-byte) format */
-	w->cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts * 2);
-	w->heap = (int *) palloc(sizeof(int) * run->nparts * 2);
-	w->pending = (LshEntry **) palloc0(sizeof(LshEntry *) * run->nparts);
-	w->npending = (int *) palloc0(sizeof(int) * run->nparts);
-	/*
-	 * Then one more cursor per part: its pending rows' entries (fastupdate),
-	 * read before its leaf level (lsh_pending.h); a row merged meanwhile
-	 * meets itself in a group, where row ids are deduplicated.
-	 */
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[run->nparts + p];
-
-		c->part = p;
-		w->pending[p] = lsh_pending_entries(run->parts[p].index, &run->params, &w->npending[p]);
-		lsh_walk_init(&c->lw, run->parts[p].index, NULL);
-		lsh_cursor_level(&c->leaves, &c->lw, InvalidBlockNumber, BUFFER_LOCK_SHARE, 0);
-	}
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[p];
-
-		c->part = p;
-		c->leaf = (LshEntry *) palloc(sizeof(LshEntry) * (LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1));
-		/* the same checked reads as scans; a right-link cycle ends at the block count */
-		lsh_walk_init(&c->lw, run->parts[p].index, w->strategy);
-	}
+	w->merge = pairs_merge_begin(run, w, ranged);
 	MemoryContextSwitchTo(oldcxt);
 	return w;
 }
 
 /*
- * The merge: the smallest current key of all parts is the next band group;
- * every cursor at that key adds its run, then the group is verified. Keys
- * ascend in every part, so a group is complete when no cursor is left at
- * its key.
- */
-static void
-walk_merge(PairsWalk *w)
-{
-	while (w->nheap > 0)
-	{
-		uint32		key = cursor_key(w, w->heap[0]);
-
-		CHECK_FOR_INTERRUPTS();
-		start_group(w, key);
-		while (w->nheap > 0 && cursor_key(w, w->heap[0]) == key)
-			heap_take_top(w, key);
-		finish_group(w);
-	}
-}
-
-/* first index of e[0..n) (sorted) whose key is at least key */
-static int
-entries_lower_bound(const LshEntry *e, int n, uint64 key)
-{
-	int			lo = 0;
-	int			hi = n;
-
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if ((uint64) e[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * The band groups of keys in [lo, hi] of every part (a ranged walker). The
- * range must hold whole groups: lo and hi + 1 multiples of the group width
- * (keys equal under run->key_mask). Each part's leaves are found by a
- * descent to lo under the metapage lock, held until the first leaf is
- * copied (the descent's leaf must hold lo: a split in between would move lo
- * to the right); later leaves follow right links as in the whole walk.
+ * The band groups of keys in [lo, hi] of every part (a ranged walker; see
+ * pairs_merge_range).
  */
 void
 pairs_walk_range(PairsWalk *w, uint32 lo, uint32 hi)
 {
-	PairsRun   *run = w->run;
-	MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+	MemoryContext oldcxt = MemoryContextSwitchTo(w->run->cxt);
 
-	Assert(w->ranged);
-	w->lo = lo;
-	w->hi = hi;
-	w->nheap = 0;
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[run->nparts + p];
-		int			from = entries_lower_bound(w->pending[p], w->npending[p], lo);
-		int			to = entries_lower_bound(w->pending[p], w->npending[p], (uint64) hi + 1);
-
-		c->leaf = w->pending[p] + from;
-		c->n = to - from;
-		c->pos = 0;
-		if (c->n > 0)
-			heap_push(w, run->nparts + p);
-	}
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[p];
-		Relation	index = run->parts[p].index;
-		LshMetaPage meta;
-		Buffer		metabuf;
-		bool		loaded;
-
-		c->n = c->pos = 0;
-		if (run->parts[p].leftmost == InvalidBlockNumber)
-			continue;			/* nothing was ever inserted */
-		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-		lsh_cursor_range(&c->leaves, &c->lw, meta, lo, hi);
-		loaded = cursor_load(w, c);
-		UnlockReleaseBuffer(metabuf);
-		if (loaded && cursor_fill(w, c))
-			heap_push(w, p);
-	}
-	walk_merge(w);
+	pairs_merge_range(w->merge, lo, hi);
 	MemoryContextSwitchTo(oldcxt);
 }
 
 void
 pairs_walk_end(PairsWalk *w)
 {
-	FreeAccessStrategy(w->strategy);
+	pairs_merge_end(w->merge);
 }
 
 /* the DEBUG1 summary of a walk */
@@ -1112,26 +824,7 @@ pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 
 	oldcxt = MemoryContextSwitchTo(run->cxt);
 	w = pairs_walk_begin(run, pairs_direct_verified, &out, false);
-	w->nheap = 0;
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[run->nparts + p];
-
-		c->leaf = w->pending[p];
-		c->n = w->npending[p];
-		c->pos = 0;
-		if (c->n > 0)
-			heap_push(w, run->nparts + p);
-	}
-	for (int p = 0; p < run->nparts; p++)
-	{
-		PairsCursor *c = &w->cursors[p];
-
-		lsh_cursor_level(&c->leaves, &c->lw, run->parts[p].leftmost, BUFFER_LOCK_SHARE, 0);
-		if (cursor_fill(w, c))
-			heap_push(w, p);
-	}
-	walk_merge(w);
+	pairs_merge_all(w->merge);
 	pairs_walk_end(w);
 	pairs_table_order_finish(run, emit, arg);
 	pairs_walk_summary(run);
