@@ -48,7 +48,7 @@ extern "C" {
 #include "storage/lockdefs.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
-#include "utils/relcache.h"
+#include "utils/rel.h"
 }
 
 /* Strategy numbers of the operator class minhash_ops */
@@ -159,6 +159,42 @@ void		lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno);
 LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
 							 BlockNumber blkno, const char **problem = NULL);
 
+/*
+ * lsh_prefetch.cpp: where a block was last found in shared buffers, so that
+ * the next read of it pins that buffer with ReadRecentBuffer instead of
+ * looking the block up in the shared buffer table (a cache miss or two in
+ * gigabytes of shared buffers). Only a hint: ReadRecentBuffer checks that
+ * the buffer still holds the block, so a stale hint costs no more than the
+ * lookup it failed to save. The one buffer hint of the lsh code, kept for
+ * each metapage (lsh_read_meta), each leaf of the cached tree levels
+ * (lsh_tree.cpp), a walk's next block (LshWalk) and the all-pairs walk's
+ * data pages (pairs_walk.cpp). All zero: no hint.
+ */
+typedef struct LshBufferHint
+{
+	Oid			relid;			/* the index whose block it is */
+	BlockNumber blkno;
+	Buffer		buffer;
+} LshBufferHint;
+
+/* The hint's buffer if it is one for blkno of index, else InvalidBuffer: unpinned, for prefetching only. */
+static inline Buffer
+lsh_hint_buffer(const LshBufferHint *h, Relation index, BlockNumber blkno)
+{
+	return h->relid == RelationGetRelid(index) && h->blkno == blkno ? h->buffer : InvalidBuffer;
+}
+
+static inline void
+lsh_hint_remember(LshBufferHint *h, Relation index, BlockNumber blkno, Buffer buf)
+{
+	h->relid = RelationGetRelid(index);
+	h->blkno = blkno;
+	h->buffer = buf;
+}
+
+Buffer		lsh_hint_pin(LshBufferHint *h, Relation index, BlockNumber blkno);
+Buffer		lsh_hint_read(LshBufferHint *h, Relation index, BlockNumber blkno);
+
 /* lsh_tree.cpp: the band tree's descent and leaves */
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);
 int			lsh_child_index(Page page, uint32 key, bool leftmost);
@@ -167,9 +203,8 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 							  bool *has_low, uint32 *low);
 BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 								 bool *has_low, uint32 *low, int *hint);
-Buffer		lsh_leaf_hint_get(Relation index, int hint);
+LshBufferHint *lsh_leaf_hint(Relation index, int hint);
 void		lsh_leaf_hint_prefetch(Relation index, int hint);
-void		lsh_leaf_hint_set(Relation index, int hint, Buffer buf);
 int			lsh_entry_cmp(const void *a, const void *b);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
@@ -215,9 +250,8 @@ typedef struct LshWalk
 	/* NULL: damage is XX002; else it is passed here and the walk goes on where it can (the check) */
 	void		(*report) (void *arg, BlockNumber blkno, const char *problem);
 	void	   *report_arg;
-	/* a buffer that held recent_blkno, for the next read of it (lsh_prefetch.cpp) */
-	BlockNumber recent_blkno;
-	Buffer		recent_buf;
+	/* where the next read may find its block (lsh_walk_recent), used once */
+	LshBufferHint recent;
 } LshWalk;
 
 [[noreturn]] void lsh_corrupted(Relation index, const char *what, BlockNumber blkno);

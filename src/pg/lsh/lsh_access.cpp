@@ -20,13 +20,9 @@
  */
 #include "pg/pg_prelude.h"
 
-#include <type_traits>
-
 #include "pg/lsh/lsh.h"
-#include "pg/compat.h"
 
 extern "C" {
-#include "access/htup_details.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 }
@@ -39,8 +35,7 @@ lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy)
 	w->strategy = strategy;
 	w->report = NULL;
 	w->report_arg = NULL;
-	w->recent_blkno = InvalidBlockNumber;
-	w->recent_buf = InvalidBuffer;
+	memset(&w->recent, 0, sizeof(w->recent));
 	lsh_walk_chain(w);
 }
 
@@ -243,61 +238,29 @@ lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 /*
  * The buffers this backend last found metapages in (shared buffers only), so
  * that reading a metapage again pins it with ReadRecentBuffer: no block-count
- * lookup (an lseek) on every insert, scan and merge step. The hint is only a
- * hint: ReadRecentBuffer checks that the buffer still holds block 0 of this
- * relation file, which also proves that the index has a metapage.
+ * lookup (an lseek) on every insert, scan and merge step. A hint that still
+ * holds block 0 of the relation also proves that the index has a metapage.
  */
 #define LSH_META_HINTS 8
 
-typedef struct LshMetaHint
-{
-	std::remove_reference<decltype(MH_REL_LOCATOR((Relation) NULL))>::type locator;
-	Buffer		buffer;
-} LshMetaHint;
-
-static LshMetaHint meta_hints[LSH_META_HINTS];
+static LshBufferHint meta_hints[LSH_META_HINTS];
 static int	meta_hints_next;
 
-static Buffer
-meta_recent(Relation index)
+/* The metapage hint of index: its own, or the next one round the table for it to take. */
+static LshBufferHint *
+meta_hint(Relation index)
 {
-	if (RelationUsesLocalBuffers(index))
-		return InvalidBuffer;
+	LshBufferHint *h;
+
 	for (int i = 0; i < LSH_META_HINTS; i++)
 	{
-		LshMetaHint *h = &meta_hints[i];
-
-		if (BufferIsValid(h->buffer) &&
-			memcmp(&h->locator, &MH_REL_LOCATOR(index), sizeof(h->locator)) == 0)
-		{
-			if (ReadRecentBuffer(MH_REL_LOCATOR(index), MAIN_FORKNUM, LSH_METAPAGE_BLKNO, h->buffer))
-				return h->buffer;
-			h->buffer = InvalidBuffer;
-			return InvalidBuffer;
-		}
+		if (meta_hints[i].relid == RelationGetRelid(index))
+			return &meta_hints[i];
 	}
-	return InvalidBuffer;
-}
-
-static void
-meta_remember(Relation index, Buffer buf)
-{
-	LshMetaHint *h = NULL;
-
-	if (RelationUsesLocalBuffers(index))
-		return;
-	for (int i = 0; i < LSH_META_HINTS && h == NULL; i++)
-	{
-		if (memcmp(&meta_hints[i].locator, &MH_REL_LOCATOR(index), sizeof(meta_hints[i].locator)) == 0)
-			h = &meta_hints[i];
-	}
-	if (h == NULL)
-	{
-		h = &meta_hints[meta_hints_next];
-		meta_hints_next = (meta_hints_next + 1) % LSH_META_HINTS;
-	}
-	h->locator = MH_REL_LOCATOR(index);
-	h->buffer = buf;
+	h = &meta_hints[meta_hints_next];
+	meta_hints_next = (meta_hints_next + 1) % LSH_META_HINTS;
+	memset(h, 0, sizeof(*h));
+	return h;
 }
 
 /*
@@ -313,14 +276,17 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	Page		page;
 	const LshMetaPageData *m;
 	const char *problem;
+	LshBufferHint *hint;
 
-	buf = meta_recent(index);
+	hint = RelationUsesLocalBuffers(index) ? NULL : meta_hint(index);
+	buf = hint != NULL ? lsh_hint_pin(hint, index, LSH_METAPAGE_BLKNO) : InvalidBuffer;
 	if (!BufferIsValid(buf))
 	{
 		if (RelationGetNumberOfBlocks(index) == 0)
 			lsh_corrupted(index, "no metapage", LSH_METAPAGE_BLKNO);
 		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
-		meta_remember(index, buf);
+		if (hint != NULL)
+			lsh_hint_remember(hint, index, LSH_METAPAGE_BLKNO, buf);
 	}
 	LockBuffer(buf, mode);
 	page = BufferGetPage(buf);

@@ -209,7 +209,7 @@ typedef struct LshBandLeaf
 	BlockNumber blkno;
 	bool		has_low;
 	uint32		low;
-	int			hint;			/* its entry in the cached levels (lsh_leaf_hint_get) */
+	int			hint;			/* its entry in the cached levels (lsh_leaf_hint) */
 	Buffer		recent;			/* a hint: unpinned */
 } LshBandLeaf;
 
@@ -233,7 +233,9 @@ lsh_find_band_leaves(Relation index, LshScanOpaque so, const LshMetaPageData *me
 		LshBandLeaf *l = &leaves[b];
 
 		/* the buffer the leaf was in last time, else a lookup in the buffer table */
-		l->recent = lsh_leaf_hint_get(index, l->hint);
+		const LshBufferHint *h = lsh_leaf_hint(index, l->hint);
+
+		l->recent = h != NULL ? lsh_hint_buffer(h, index, l->blkno) : InvalidBuffer;
 		if (BufferIsValid(l->recent))
 			lsh_prefetch_head(l->recent);
 		else
@@ -256,7 +258,12 @@ lsh_collect(Relation index, uint32 version, LshCursor *cur, uint32 lo, uint32 hi
 	while (lsh_cursor_next(cur))
 	{
 		if (first && leaf != NULL && cur->blkno == leaf->blkno)
-			lsh_leaf_hint_set(index, leaf->hint, cur->buf);
+		{
+			LshBufferHint *h = lsh_leaf_hint(index, leaf->hint);
+
+			if (h != NULL)
+				lsh_hint_remember(h, index, cur->blkno, cur->buf);
+		}
 		first = false;
 		lsh_leaf_collect(cur->page, lsh_leaf_sorted(cur->page, version), lo, hi, ids);
 	}

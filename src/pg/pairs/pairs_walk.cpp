@@ -73,24 +73,17 @@ typedef struct PairsChunk
  * Data pages are read in random order, one slot at a time, millions of times
  * in a large walk. Two memories cut the cost of a read to little more than
  * touching the slot:
- *  - the buffer each block was last found in, so ReadRecentBuffer pins it
- *    without a lookup in the shared buffer table (a direct-mapped table of
- *    at most a sixteenth of work_mem);
+ *  - the buffer each block was last found in (LshBufferHint), so
+ *    ReadRecentBuffer pins it without a lookup in the shared buffer table (a
+ *    direct-mapped table of at most a sixteenth of work_mem);
  *  - which blocks have been checked to be data pages: index pages are never
  *    freed or reused for another type, so a block checked once stays one
  *    (this spares two cache misses, the page header and special space).
  */
-typedef struct PairsPageHint
-{
-	BlockNumber block;
-	int			part;
-	Buffer		buffer;
-} PairsPageHint;
-
 typedef struct PairsPages
 {
 	uint32		mask;			/* size - 1, size a power of two */
-	PairsPageHint *hint;
+	LshBufferHint *hint;
 } PairsPages;
 
 /* the hint slot of (part, block) */
@@ -182,7 +175,7 @@ static void
 pages_init(PairsWalk *w)
 {
 	PairsRun   *run = w->run;
-	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(PairsPageHint), 1024);
+	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(LshBufferHint), 1024);
 	uint32		size = 1024;
 	uint64		nblocks = 0;
 
@@ -194,36 +187,19 @@ pages_init(PairsWalk *w)
 	while (size < nblocks && (Size) size * 2 <= max_entries)
 		size *= 2;
 	w->pages.mask = size - 1;
-	w->pages.hint = (PairsPageHint *) palloc(sizeof(PairsPageHint) * size);
-	for (uint32 i = 0; i < size; i++)
-	{
-		w->pages.hint[i].block = InvalidBlockNumber;
-		w->pages.hint[i].part = -1;
-		w->pages.hint[i].buffer = InvalidBuffer;
-	}
+	w->pages.hint = (LshBufferHint *) palloc0(sizeof(LshBufferHint) * size);
 }
 
 /* The data page blkno of a part, pinned and share-locked and checked (XX002 if it is not a sound data page). */
 static Buffer
 read_data_page(PairsWalk *w, int part, BlockNumber blkno)
 {
-	PairsPages *pc = &w->pages;
 	PairsPart  *pt = &w->run->parts[part];
-	PairsPageHint *h = PAIRS_HINT(pc, part, blkno);
 	Buffer		buf;
 
 	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
 	Assert(blkno < pt->nblocks);
-	if (h->block == blkno && h->part == part &&
-		ReadRecentBuffer(MH_REL_LOCATOR(pt->index), MAIN_FORKNUM, blkno, h->buffer))
-		buf = h->buffer;
-	else
-	{
-		buf = ReadBuffer(pt->index, blkno);
-		h->block = blkno;
-		h->part = part;
-		h->buffer = buf;
-	}
+	buf = lsh_hint_read(PAIRS_HINT(&w->pages, part, blkno), pt->index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if ((pt->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
 	{
@@ -700,7 +676,9 @@ pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 		for (int i = 0; i < n; i++)
 		{
 			uint32		id = e[i].value;
-			PairsPageHint *h;
+			BlockNumber blkno;
+			LshBufferHint *h;
+			Buffer		recent;
 
 			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
 			if (!((i + 1 < n && ((e[i + 1].key ^ e[i].key) & w->run->key_mask) == 0) ||
@@ -708,13 +686,19 @@ pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 				continue;
 			if (id >= pt->nrowids)
 				continue;
-			h = PAIRS_HINT(pc, part, lsh_rowid_block(params, id));
+			blkno = lsh_rowid_block(params, id);
+			h = PAIRS_HINT(pc, part, blkno);
 			if (pass == 0)
-				__builtin_prefetch(h);
-			else if (h->block == lsh_rowid_block(params, id) && h->part == part && h->buffer > 0)
 			{
-				__builtin_prefetch(GetBufferDescriptor(h->buffer - 1));
-				__builtin_prefetch((char *) BufferGetBlock(h->buffer) + LSH_CONTENT_START +
+				__builtin_prefetch(h);
+				continue;
+			}
+			/* a shared buffer (a local one has no descriptor there) */
+			recent = lsh_hint_buffer(h, pt->index, blkno);
+			if (recent > 0)
+			{
+				__builtin_prefetch(GetBufferDescriptor(recent - 1));
+				__builtin_prefetch((char *) BufferGetBlock(recent) + LSH_CONTENT_START +
 								   lsh_rowid_slot(params, id) * slot_size);
 			}
 		}
