@@ -205,7 +205,7 @@ BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, ui
 								 bool *has_low, uint32 *low, int *hint);
 LshBufferHint *lsh_leaf_hint(Relation index, int hint);
 void		lsh_leaf_hint_prefetch(Relation index, int hint);
-int			lsh_entry_cmp(const void *a, const void *b);
+void		lsh_sort_entries(LshEntry *e, Size n);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
 int			lsh_leaf_decode(Page page, LshEntry *out);
 void		lsh_leaf_collect(Page page, int sorted, uint32 lo, uint32 hi, LshArray<uint32> *ids);

@@ -16,8 +16,6 @@
 #include "pg/lsh/lsh_pending.h"
 #include "pg/lsh/lsh_wal.h"
 
-#include <cstdlib>
-
 extern "C" {
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -354,7 +352,7 @@ lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buff
 		/* leaves are unsorted and may be narrow: decode and sort a copy */
 		e = (LshEntry *) palloc(sizeof(LshEntry) * lsh_leaf_count(page));
 		n = lsh_leaf_decode(page, e);
-		qsort(e, n, sizeof(LshEntry), lsh_entry_cmp);
+		lsh_sort_entries(e, n);
 	}
 	else
 	{

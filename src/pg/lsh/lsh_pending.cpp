@@ -57,45 +57,6 @@ lsh_pending_keyed_bands(const LshIndexParams *params)
 	return params->bands >= 1 && params->bands <= LSH_PENDING_MAX_BANDS ? params->bands : 0;
 }
 
-/*
- * Sort entries by (key, row id) when they come in ascending row id order (as
- * entries_of_rows makes them): a stable LSD radix sort on the key, four
- * passes of 8 bits through a scratch array, linear in n (qsort through a
- * function pointer was a fifth of a merge's CPU, std::sort still a sixth).
- */
-static void
-sort_entries(LshEntry *e, Size n)
-{
-	LshEntry   *tmp;
-	LshEntry   *src = e;
-	LshEntry   *dst;
-
-	if (n < 64)
-	{
-		std::sort(e, e + n, [](const LshEntry &a, const LshEntry &b) {
-			return a.key < b.key || (a.key == b.key && a.value < b.value);
-		});
-		return;
-	}
-	tmp = (LshEntry *) palloc_extended(sizeof(LshEntry) * n, MCXT_ALLOC_HUGE);
-	dst = tmp;
-	for (int shift = 0; shift < 32; shift += 8)
-	{
-		Size		count[257] = {0};
-
-		for (Size i = 0; i < n; i++)
-			count[((src[i].key >> shift) & 0xFF) + 1]++;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (Size i = 0; i < n; i++)
-			dst[count[(src[i].key >> shift) & 0xFF]++] = src[i];
-		std::swap(src, dst);
-	}
-	/* four passes: the result is back in e */
-	Assert(src == e);
-	pfree(tmp);
-}
-
 bool
 lsh_pending_usable(Relation index, const LshMetaPageData *meta)
 {
@@ -462,7 +423,7 @@ merge_round(Relation index, Size budget)
 	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * Max((Size) nrows * params.bands, 1),
 										   MCXT_ALLOC_HUGE);
 	nentries = entries_of_rows(index, &params, rowids, nrows, entries);
-	sort_entries(entries, nentries);
+	lsh_sort_entries(entries, nentries);
 	merge_into_tree(index, entries, nentries, checked);
 
 	/*
@@ -643,7 +604,7 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rowids.n * params->bands,
 										   MCXT_ALLOC_HUGE);
 	*n = entries_of_rows(index, params, rowids.data, (int) rowids.n, entries);
-	sort_entries(entries, *n);
+	lsh_sort_entries(entries, *n);
 	pfree(rowids.data);
 	return entries;
 }

@@ -7,6 +7,7 @@
 
 #include "pg/lsh/lsh.h"
 
+#include "core/entry_sort.h"
 #include "core/sorted_search.h"
 
 extern "C" {
@@ -360,17 +361,23 @@ lsh_leaf_decode(Page page, LshEntry *out)
 	return n;
 }
 
-int
-lsh_entry_cmp(const void *a, const void *b)
+/*
+ * Sort entries by key, then row id: the one sort of band entries
+ * (core/entry_sort.h), for a leaf rewritten whole (VACUUM, a split), the
+ * pairs walk's copy of a leaf and the pending list's entries. The scratch
+ * space of up to a leaf's entries is on the stack.
+ */
+void
+lsh_sort_entries(LshEntry *e, Size n)
 {
-	const LshEntry *x = (const LshEntry *) a;
-	const LshEntry *y = (const LshEntry *) b;
+	LshEntry	local[LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1];
+	LshEntry   *scratch = local;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
-	return 0;
+	if (n > lengthof(local))
+		scratch = (LshEntry *) palloc_extended(sizeof(LshEntry) * n, MCXT_ALLOC_HUGE);
+	minhash::sort_entries(e, n, scratch);
+	if (scratch != local)
+		pfree(scratch);
 }
 
 int

@@ -64,18 +64,6 @@ struct PairsMerge
 	BufferAccessStrategy strategy;
 };
 
-/* Leaves written by a build are already in order; inserts append out of order. */
-static void
-sort_entries(LshEntry *e, int n) noexcept
-{
-	auto		less = [](const LshEntry &x, const LshEntry &y) {
-		return x.key != y.key ? x.key < y.key : x.value < y.value;
-	};
-
-	if (!std::is_sorted(e, e + n, less))
-		std::sort(e, e + n, less);
-}
-
 /*
  * Read the cursor's next leaf; false at the end of its level (or range). A
  * leaf is copied with its right link under its share lock, then sorted
@@ -127,7 +115,7 @@ cursor_load(PairsMerge *pm, PairsCursor *c)
 	}
 	run->leaves++;
 	run->entries += c->n;
-	sort_entries(c->leaf, c->n);
+	lsh_sort_entries(c->leaf, c->n);
 	pairs_prefetch_leaf(pm->walk, c->part, c->leaf, c->n);
 	if (has_high && !pm->ranged)
 		pairs_report_progress(run, high / 4294967296.0);
