@@ -159,6 +159,25 @@ void		lsh_free_list_push(BlockNumber *head, Page page, BlockNumber blkno);
 LshSlotHeader *lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
 							 BlockNumber blkno, const char **problem = NULL);
 
+/* A data slot for a new signature: found by lsh_slot_alloc, filled by lsh_slot_store (lsh_slots.cpp). */
+typedef struct LshNewSlot
+{
+	LshIndexParams params;		/* the index's, or those the first signature fixes */
+	bool		first;			/* the index's first signature: the metapage becomes meta_first */
+	LshMetaPageData meta_first;
+	Buffer		buf;			/* the data page, EXCLUSIVE */
+	bool		fresh;			/* a new page, initialised by lsh_slot_store */
+	int			slot;
+	uint32		rowid;
+} LshNewSlot;
+
+struct LshWalk;
+struct LshWalRecord;
+void		lsh_slot_alloc(Relation index, Buffer metabuf, const MinHashSig *sig, struct LshWalk *w,
+						   LshNewSlot *t);
+void		lsh_slot_store(struct LshWalRecord *r, int m, LshMetaPage meta, const LshNewSlot *t,
+						   const MinHashSig *sig, ItemPointer tid);
+
 /*
  * lsh_prefetch.cpp: where a block was last found in shared buffers, so that
  * the next read of it pins that buffer with ReadRecentBuffer instead of

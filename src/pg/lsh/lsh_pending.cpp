@@ -83,8 +83,8 @@ lsh_pending_limit_bytes(Relation index)
  * from the pending free list or a new one, which becomes the tail. Returns
  * the tail's buffer (InvalidBuffer when the list is empty).
  */
-Buffer
-lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w, int keyed_bands)
+static Buffer
+pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w, int keyed_bands)
 {
 	Buffer		tailbuf = InvalidBuffer;
 	Page		page;
@@ -121,9 +121,9 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
  * here can fail), naming each byte range changed; m is the metapage's page in
  * the record. The caller releases the pending buffers.
  */
-void
-lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer newbuf,
-				uint32 rowid, const uint32 *keys, int keyed_bands)
+static void
+pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer newbuf,
+			uint32 rowid, const uint32 *keys, int keyed_bands)
 {
 	Page		page;
 	int			p;
@@ -173,6 +173,50 @@ lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer
 	lsh_wal_changed(r, p, &((PageHeader) page)->pd_lower, sizeof(LocationIndex));
 	meta->pending_rows++;
 	lsh_wal_changed(r, m, &meta->pending_rows, sizeof(meta->pending_rows));
+}
+
+/*
+ * An insert with fastupdate (the caller holds the metapage EXCLUSIVE): the
+ * signature in a data slot (lsh_slots.cpp) and its row id, with its band
+ * keys on a keyed page, at the list's tail, in one WAL record: metapage,
+ * data page, the tail [and a new tail]. Its band entries wait for the merge.
+ */
+void
+lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
+{
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+	LshWalk		w;
+	LshNewSlot	t;
+	int			keyed_bands;
+	uint32	   *keys = NULL;
+	Buffer		tailbuf;
+	Buffer		newbuf;
+	LshWalRecord r;
+	int			m;
+
+	/* one walk for the slot and the tail: its block count is known once */
+	lsh_walk_init(&w, index, NULL);
+	lsh_slot_alloc(index, metabuf, sig, &w, &t);
+	keyed_bands = lsh_pending_keyed_bands(&t.params);
+	if (keyed_bands > 0)
+	{
+		keys = (uint32 *) palloc(sizeof(uint32) * t.params.bands);
+		lsh_band_keys(&t.params, sig->values, keys);
+	}
+	tailbuf = pending_prepare(index, meta, &newbuf, &w, keyed_bands);
+
+	lsh_wal_begin(&r, index);
+	m = lsh_wal_page(&r, metabuf, false);
+	lsh_slot_store(&r, m, meta, &t, sig, tid);
+	pending_add(&r, m, meta, tailbuf, newbuf, t.rowid, keys, keyed_bands);
+	lsh_wal_finish(&r);
+	UnlockReleaseBuffer(t.buf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (keys != NULL)
+		pfree(keys);
 }
 
 /* ---------------------------------------------------------------- merge */

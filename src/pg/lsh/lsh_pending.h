@@ -49,15 +49,8 @@ void		lsh_pending_init(void);
 bool		lsh_pending_usable(Relation index, const LshMetaPageData *meta);
 /* the limit in bytes of signatures */
 Size		lsh_pending_limit_bytes(Relation index);
-/*
- * An insert's append, within its WAL record (metapage and data page
- * registered; at most two more pages are): prepare locks the pages (after the
- * data page) through the insert's walk w, add registers them and appends rowid.
- */
-Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w,
-								int keyed_bands);
-void		lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf,
-							Buffer newbuf, uint32 rowid, const uint32 *keys, int keyed_bands);
+/* an insert with fastupdate: the signature's slot and its row on the list, one WAL record (metapage locked) */
+void		lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid);
 /* is the list over its limit? (metapage locked; the insert reads it there, no second read) */
 bool		lsh_pending_over_limit(Relation index, const LshMetaPageData *meta);
 /* merge the whole list; wait: for the merge lock (else give up if it is taken). Rows merged. */
