@@ -5,7 +5,7 @@
 # Prints, per build, the best of $REPS wall-clock timings of each query, and
 # whether the two builds give identical signatures for each element type.
 #
-#   bench/array_compare.sh OLD.so NEW.so      (PGHOST/PGPORT of a running
+#   bench/experiments/array_compare.sh OLD.so NEW.so      (PGHOST/PGPORT of a running
 #                                               cluster with the extension; PG_CONFIG)
 set -euo pipefail
 old=$1; new=$2

@@ -3,13 +3,13 @@
 # instead of timed: on a shared machine the build's CPU time swings by 20-40%
 # between runs of the same library, while instruction counts repeat exactly.
 #
-#   PG_CONFIG=... bash bench/build_callgrind.sh [rows]      (default 50000)
+#   PG_CONFIG=... bash bench/experiments/build_callgrind.sh [rows]      (default 50000)
 #
 # Needs valgrind (scripts/install-deps.sh valgrind). Builds 1.0 (commit
 # 14e919a, the v1.0 tag; V10 to override) from git history in a scratch
 # directory, and for each library in turn: installs it into PG_CONFIG's
 # installation (the current tree's goes back at the end), loads the rows of
-# bench/compare_1_0.sh into a scratch cluster, stops it, and runs
+# bench/experiments/compare_1_0.sh into a scratch cluster, stops it, and runs
 # CREATE INDEX ... USING lsh (sig) WITH (threshold = 0.5) in a single-user
 # backend under callgrind, counting the instructions of lshbuild and what it
 # calls. Prints, per library, the total and the parts: the heap scan's
@@ -19,13 +19,13 @@
 # The counts leave out the kernel (page faults, writes) and memory stalls:
 # they say which code runs more, not how long the machine takes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 rows=${1:-50000}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 export PG_CONFIG
 if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
-    echo "build_callgrind.sh: valgrind is missing (scripts/install-deps.sh valgrind)" >&2
+    echo "bench/experiments/build_callgrind.sh: valgrind is missing (scripts/install-deps.sh valgrind)" >&2
     exit 1
 fi
 bindir=$("$PG_CONFIG" --bindir)

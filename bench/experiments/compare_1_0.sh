@@ -3,7 +3,7 @@
 # the design threshold of the current build against the 1.0 release, on the
 # same data in the same cluster, alternating the two libraries.
 #
-#   PG_CONFIG=... bash bench/compare_1_0.sh [rows] [rounds]
+#   PG_CONFIG=... bash bench/experiments/compare_1_0.sh [rows] [rounds]
 #
 # Builds 1.0 (commit 14e919a, the v1.0 tag: clones may lack the tag; V10 to
 # override) from git history in a scratch directory, installs
@@ -19,7 +19,7 @@
 # average (the machine may be shared: the CPU figures are what to compare).
 # The data: clusters of 10 variants of 100-element sets (docs/lsh.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 rows=${1:-100000}
 rounds=${2:-3}

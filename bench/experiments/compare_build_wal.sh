@@ -9,7 +9,7 @@
 # same index: the md5 of every page past its LSN and checksum (bytes 11 on;
 # pageinspect's get_raw_page), which must match.
 #
-#   bash bench/compare_build_wal.sh PG_CONFIG BASE_SO NEW_SO [rows] [rounds] [shared_buffers]
+#   bash bench/experiments/compare_build_wal.sh PG_CONFIG BASE_SO NEW_SO [rows] [rounds] [shared_buffers]
 #
 # BASE_SO and NEW_SO are two builds of minhash.so (`make` with this
 # PG_CONFIG, the file copied aside); each is moved into PG_CONFIG's pkglibdir
@@ -23,8 +23,8 @@
 # Scratch data goes under $SCRATCH_PARENT (default /var/tmp): at 1M rows the
 # index is about 730 MB and each build writes as much WAL.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-usage='usage: compare_build_wal.sh PG_CONFIG BASE_SO NEW_SO [rows] [rounds] [shared_buffers]'
+cd "$(dirname "$0")/../.."
+usage='usage: bench/experiments/compare_build_wal.sh PG_CONFIG BASE_SO NEW_SO [rows] [rounds] [shared_buffers]'
 PG_CONFIG=${1:?$usage}
 BASE_SO=$(realpath "${2:?$usage}")
 NEW_SO=$(realpath "${3:?$usage}")

@@ -5,11 +5,11 @@
 # on the same table, alternating the builds (and which one goes first)
 # round by round.
 #
-#   bash bench/compare_builds.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
+#   bash bench/experiments/compare_builds.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
 #
 # Each PG_CONFIG names a private PostgreSQL installation with one build of
 # minhash installed (`make install` with that PG_CONFIG); each gets its own
-# scratch cluster with the same rows (the data of compare_1_0.sh: clusters
+# scratch cluster with the same rows (the data of bench/experiments/compare_1_0.sh: clusters
 # of 10 variants of 100-element sets) and the same lsh index (threshold 0.5),
 # both running for the whole comparison. Per round and build:
 #  - pct_us: 2000 `%` queries (after 100 of warm-up) in a PL/pgSQL loop, the
@@ -22,7 +22,7 @@
 # Ends with the medians over the rounds and the ratios new / base, and the
 # load average (the machine may be shared: CPU time is what to compare).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROWS_DEFAULT=100000
 # shellcheck source=bench/lib/two_builds.sh
 . bench/lib/two_builds.sh

@@ -5,7 +5,7 @@
 # queries with a pending list almost at its limit and with an empty one,
 # alternating the builds (and which goes first) round by round.
 #
-#   bash bench/ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
+#   bash bench/experiments/ingest_compare.sh BASE_PG_CONFIG NEW_PG_CONFIG [rows] [rounds]
 #
 # Each PG_CONFIG names a private PostgreSQL installation with one build of
 # minhash installed; each gets its own scratch cluster (shared_buffers 3GB,
@@ -26,7 +26,7 @@
 # the GUC's 4MB). The tables grow by 47,000 rows a round, the same in both clusters. Ends with
 # medians and new/base ratios, and the x PK only ratios (pk_us / lsh_us).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROWS_DEFAULT=1000000
 # shellcheck source=bench/lib/two_builds.sh
 . bench/lib/two_builds.sh

@@ -10,13 +10,13 @@
 # reaped-children CPU around one psql connection), pairs (must not depend
 # on the mode). Modes alternate within each round.
 #
-#   bash bench/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]
+#   bash bench/experiments/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]
 #
 # DOCS.tsv: build/core/minhash-gen docs --rows N --out DOCS.tsv --truth T.tsv
 # The cluster lives under $SCRATCH_PARENT (default /tmp), removed at the end.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-docs=${1:?usage: bench/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]}
+cd "$(dirname "$0")/../.."
+docs=${1:?usage: bench/experiments/pairs_table_order.sh DOCS.tsv [ROWS] [ROUNDS]}
 rows=${2:-1000000}
 rounds=${3:-3}
 # shellcheck source=scripts/pgcluster.sh
