@@ -179,7 +179,7 @@ void		lsh_slot_store(struct LshWalRecord *r, int m, LshMetaPage meta, const LshN
 						   const MinHashSig *sig, ItemPointer tid);
 
 /*
- * lsh_prefetch.cpp: where a block was last found in shared buffers, so that
+ * Where a block was last found in shared buffers, so that
  * the next read of it pins that buffer with ReadRecentBuffer instead of
  * looking the block up in the shared buffer table (a cache miss or two in
  * gigabytes of shared buffers). Only a hint: ReadRecentBuffer checks that
@@ -211,8 +211,35 @@ lsh_hint_remember(LshBufferHint *h, Relation index, BlockNumber blkno, Buffer bu
 	h->buffer = buf;
 }
 
-Buffer		lsh_hint_pin(LshBufferHint *h, Relation index, BlockNumber blkno);
-Buffer		lsh_hint_read(LshBufferHint *h, Relation index, BlockNumber blkno);
+/*
+ * The hint's buffer, pinned, if the hint is one for blkno of index and that
+ * buffer still holds the block (ReadRecentBuffer checks); else InvalidBuffer,
+ * and the hint is dropped.
+ */
+static inline Buffer
+lsh_hint_pin(LshBufferHint *h, Relation index, BlockNumber blkno)
+{
+	Buffer		buf = lsh_hint_buffer(h, index, blkno);
+
+	if (BufferIsValid(buf) && ReadRecentBuffer(MH_REL_LOCATOR(index), MAIN_FORKNUM, blkno, buf))
+		return buf;
+	h->buffer = InvalidBuffer;
+	return InvalidBuffer;
+}
+
+/* blkno of index, pinned: through the hint, else read and remembered in it. */
+static inline Buffer
+lsh_hint_read(LshBufferHint *h, Relation index, BlockNumber blkno)
+{
+	Buffer		buf = lsh_hint_pin(h, index, blkno);
+
+	if (!BufferIsValid(buf))
+	{
+		buf = ReadBuffer(index, blkno);
+		lsh_hint_remember(h, index, blkno, buf);
+	}
+	return buf;
+}
 
 /* lsh_tree.cpp: the band tree's descent and leaves */
 int			lsh_child_search(const LshEntry *e, int n, uint32 key, bool leftmost);

@@ -157,36 +157,6 @@ lsh_prefetch_leaf_at(Buffer buf, uint32 key)
 		lsh_prefetch_line(page + at);
 }
 
-/*
- * The hint's buffer, pinned, if the hint is one for blkno of index and that
- * buffer still holds the block (ReadRecentBuffer checks); else InvalidBuffer,
- * and the hint is dropped.
- */
-Buffer
-lsh_hint_pin(LshBufferHint *h, Relation index, BlockNumber blkno)
-{
-	Buffer		buf = lsh_hint_buffer(h, index, blkno);
-
-	if (BufferIsValid(buf) && ReadRecentBuffer(MH_REL_LOCATOR(index), MAIN_FORKNUM, blkno, buf))
-		return buf;
-	h->buffer = InvalidBuffer;
-	return InvalidBuffer;
-}
-
-/* blkno of index, pinned: through the hint, else read and remembered in it. */
-Buffer
-lsh_hint_read(LshBufferHint *h, Relation index, BlockNumber blkno)
-{
-	Buffer		buf = lsh_hint_pin(h, index, blkno);
-
-	if (!BufferIsValid(buf))
-	{
-		buf = ReadBuffer(index, blkno);
-		lsh_hint_remember(h, index, blkno, buf);
-	}
-	return buf;
-}
-
 void
 lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf)
 {

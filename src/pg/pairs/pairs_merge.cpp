@@ -1,9 +1,10 @@
 /*
  * The partition-cursor merge of the all-pairs walk: every part's leaf level
  * (the index itself, or each partition's index) and its pending rows'
- * entries, read in key order and merged, so that the walk (pairs_walk.cpp)
- * is handed each band group whole: its start, its entries part by part, its
- * end.
+ * entries, read in key order and merged into band groups (the rows of every
+ * part sharing a key), each handed whole to the walk (pairs_walk.cpp) to
+ * verify, if it has two rows or more. A group's row ids spill to a tuplesort
+ * beyond a sixteenth of work_mem.
  *
  * Partitioned indexes: one leaf cursor per partition's index, merged by key
  * (a binary heap of cursors), so a band group gathers the rows of every
@@ -34,8 +35,11 @@
 #include "pg/lsh/lsh_pending.h"
 
 extern "C" {
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
 }
 
 /* A partition's leaf level, read one leaf at a time in key order. */
@@ -53,6 +57,7 @@ struct PairsMerge
 {
 	PairsRun   *run;
 	PairsWalk  *walk;			/* where the band groups go */
+	PairsGroup	group;			/* the band group being gathered */
 	bool		ranged;			/* pairs_merge_range: keys in [lo, hi] only, no progress reports */
 	uint32		lo;
 	uint32		hi;
@@ -63,6 +68,73 @@ struct PairsMerge
 	int			nheap;
 	BufferAccessStrategy strategy;
 };
+
+static void
+group_start(PairsMerge *pm, uint32 key)
+{
+	pm->group.open = true;
+	pm->group.key = key;
+	pm->group.n = 0;
+}
+
+/* A run of entries of one part, into the group: their rows that the snapshot may see. */
+static void
+group_add(PairsMerge *pm, int part, const LshEntry *e, int n)
+{
+	PairsGroup *g = &pm->group;
+	PairsRun   *run = pm->run;
+	const PairsPart *pt = &run->parts[part];
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		id;
+
+		/* a row indexed after the walk began: invisible to the snapshot */
+		if (e[i].value >= pt->nrowids)
+			continue;
+		id = pt->base + e[i].value;
+		if (g->spill != NULL)
+		{
+			tuplesort_putdatum(g->spill, Int64GetDatum(id), false);
+			continue;
+		}
+		if (g->n == g->max_ids)
+		{
+			/* too many rows for memory: from now on the ids go to a tuplesort */
+			MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+
+			g->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											 Max(64, work_mem / 4), NULL,
+											 TUPLESORT_RANDOMACCESS);
+			MemoryContextSwitchTo(oldcxt);
+			for (int j = 0; j < g->n; j++)
+				tuplesort_putdatum(g->spill, Int64GetDatum(g->ids[j]), false);
+			g->n = 0;
+			tuplesort_putdatum(g->spill, Int64GetDatum(id), false);
+			continue;
+		}
+		if (g->n == g->cap)
+		{
+			g->cap *= 2;
+			g->ids = (uint64 *) repalloc_huge(g->ids, sizeof(uint64) * g->cap);
+		}
+		g->ids[g->n++] = id;
+	}
+}
+
+/* The group is complete: the walk verifies it if it has a pair (most keys are one row's). */
+static void
+group_finish(PairsMerge *pm)
+{
+	PairsGroup *g = &pm->group;
+
+	if (!g->open)
+		return;
+	g->open = false;
+	if (g->spill == NULL && g->n < 2)
+		return;
+	pairs_verify_group(pm->walk, g);
+}
 
 /*
  * Read the cursor's next leaf; false at the end of its level (or range). A
@@ -182,7 +254,7 @@ heap_take_top(PairsMerge *pm, uint32 key)
 
 		while (j < c->n && (c->leaf[j].key & mask) == key)
 			j++;
-		pairs_group_add(pm->walk, c->part, c->leaf + c->pos, j - c->pos);
+		group_add(pm, c->part, c->leaf + c->pos, j - c->pos);
 		c->pos = j;
 	}
 	if (c->pos >= c->n)
@@ -218,10 +290,10 @@ merge(PairsMerge *pm)
 		uint32		key = cursor_key(pm, pm->heap[0]);
 
 		CHECK_FOR_INTERRUPTS();
-		pairs_group_start(pm->walk, key);
+		group_start(pm, key);
 		while (pm->nheap > 0 && cursor_key(pm, pm->heap[0]) == key)
 			heap_take_top(pm, key);
-		pairs_group_finish(pm->walk);
+		group_finish(pm);
 	}
 }
 
@@ -258,6 +330,10 @@ pairs_merge_begin(PairsRun *run, PairsWalk *walk, bool ranged)
 	pm->run = run;
 	pm->walk = walk;
 	pm->ranged = ranged;
+	pm->group.cap = 1024;
+	pm->group.ids = (uint64 *) palloc(sizeof(uint64) * pm->group.cap);
+	/* a group's ids in memory: a sixteenth of work_mem (512 ids at the minimum, 64kB) */
+	pm->group.max_ids = (int) Min(run->budget / 4 / sizeof(uint64), (Size) (MaxAllocHugeSize / sizeof(uint64) / 2));
 	/* leaves are read once: a ring buffer keeps them from evicting the data pages */
 	pm->strategy = GetAccessStrategy(BAS_BULKREAD);
 	pm->cursors = (PairsCursor *) palloc0(sizeof(PairsCursor) * run->nparts * 2);

@@ -1,13 +1,29 @@
 /*
- * Between the all-pairs walk (pairs_walk.cpp: band groups, verification) and
- * its partition-cursor merge (pairs_merge.cpp: every part's leaves in key
- * order): the merge hands the walk each band group as a start, the group's
- * entries part by part, and an end.
+ * Between the all-pairs walk (pairs_walk.cpp: the verification of band
+ * groups) and its partition-cursor merge (pairs_merge.cpp: every part's
+ * leaves in key order, gathered into band groups): the merge hands the walk
+ * each group of two rows or more.
  */
 #ifndef MINHASH_PG_PAIRS_MERGE_H
 #define MINHASH_PG_PAIRS_MERGE_H
 
 #include "pg/pairs/pairs.h"
+
+extern "C" {
+#include "utils/tuplesort.h"
+}
+
+/* the row ids of one band group */
+typedef struct PairsGroup
+{
+	bool		open;
+	uint32		key;
+	uint64	   *ids;			/* global row ids */
+	int			n;
+	int			cap;
+	int			max_ids;		/* beyond this, the ids go to spill */
+	Tuplesortstate *spill;
+} PairsGroup;
 
 /* pairs_merge.cpp */
 typedef struct PairsMerge PairsMerge;
@@ -18,9 +34,7 @@ void		pairs_merge_range(PairsMerge *pm, uint32 lo, uint32 hi);
 void		pairs_merge_end(PairsMerge *pm);
 
 /* pairs_walk.cpp: what the merge hands the walk */
-void		pairs_group_start(PairsWalk *w, uint32 key);
-void		pairs_group_add(PairsWalk *w, int part, const LshEntry *e, int n);
-void		pairs_group_finish(PairsWalk *w);
+void		pairs_verify_group(PairsWalk *w, PairsGroup *g);
 /* a leaf's entries, just read: warm what verifying its groups will read */
 void		pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n);
 

@@ -12,13 +12,13 @@
  *
  * Memory: a group's signatures are read in chunks that fit a quarter of
  * work_mem and compared block against block, so a group of many thousands of
- * identical rows (m^2 / 2 pairs) costs time, not memory; a group's row ids
- * spill to a tuplesort beyond a sixteenth of work_mem.
+ * identical rows (m^2 / 2 pairs) costs time, not memory.
  *
  * The leaves come from the partition-cursor merge (pairs_merge.cpp): every
  * part's leaf level (the index, or each partition's index) and its pending
- * rows, in key order, handed here one band group at a time
- * (pairs_group_start, pairs_group_add, pairs_group_finish).
+ * rows, in key order, gathered into band groups (a group's row ids spill to
+ * a tuplesort beyond a sixteenth of work_mem) and handed here, those of two
+ * rows or more, one at a time (pairs_verify_group).
  *
  * Key ranges: a walker may cover only keys [lo, hi] (pairs_walk_range), as
  * the parallel walk's participants do (pairs_parallel.cpp): the merge keeps
@@ -47,18 +47,6 @@ extern "C" {
 #include "utils/timestamp.h"
 #include "utils/tuplesort.h"
 }
-
-/* the row ids of one band group */
-typedef struct PairsGroup
-{
-	bool		open;
-	uint32		key;
-	uint64	   *ids;			/* global row ids */
-	int			n;
-	int			cap;
-	int			max_ids;		/* beyond this, the ids go to spill */
-	Tuplesortstate *spill;
-} PairsGroup;
 
 /* signatures of up to cap rows, read from the data pages */
 typedef struct PairsChunk
@@ -111,7 +99,7 @@ struct PairsWalk
 	PairsVerifiedFn verified;	/* where a verified pair goes */
 	void	   *arg;
 	PairsMerge *merge;			/* the parts' leaves in key order (pairs_merge.cpp) */
-	PairsGroup	group;
+	PairsGroup *group;			/* the group being verified */
 	int			chunk_cap;
 	uint64	   *idbuf;			/* chunk_cap ids read from a group */
 	PairsChunk	a;
@@ -304,10 +292,10 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 		 */
 		int			bb = run->params.layout.band_bits;
 
-		if ((bb == 0 ? 0 : (int) (w->group.key >> (32 - bb))) != f)
+		if ((bb == 0 ? 0 : (int) (w->group->key >> (32 - bb))) != f)
 			return -1;
 	}
-	else if (minhash::lsh_band_key(run->params.layout, false, sa, f) != w->group.key)
+	else if (minhash::lsh_band_key(run->params.layout, false, sa, f) != w->group->key)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
@@ -519,7 +507,7 @@ pairs_of_large_group(PairsWalk *w)
 	IdReader	r;
 
 	memset(&r, 0, sizeof(r));
-	r.g = &w->group;
+	r.g = w->group;
 	for (;;)
 	{
 		int			n = reader_next(&r, w->idbuf, w->chunk_cap);
@@ -538,15 +526,16 @@ pairs_of_large_group(PairsWalk *w)
 	}
 }
 
+/*
+ * Verify the pairs of a band group the merge gathered (pairs_merge.cpp):
+ * two rows or more, or spilled to its tuplesort, which ends here.
+ */
 void
-pairs_group_finish(PairsWalk *w)
+pairs_verify_group(PairsWalk *w, PairsGroup *g)
 {
-	PairsGroup *g = &w->group;
 	PairsRun   *run = w->run;
 
-	if (!g->open)
-		return;
-	g->open = false;
+	w->group = g;
 	if (g->spill != NULL)
 	{
 		run->groups++;
@@ -557,8 +546,6 @@ pairs_group_finish(PairsWalk *w)
 		g->spill = NULL;
 		return;
 	}
-	if (g->n < 2)
-		return;
 	/* a group continued from the previous leaf is two sorted runs; a row may repeat (32-bit key collision of two of its bands) */
 	g->n = sort_unique_ids(g->ids, g->n);
 	if (g->n < 2)
@@ -573,58 +560,6 @@ pairs_group_finish(PairsWalk *w)
 	}
 	else
 		pairs_of_large_group(w);
-}
-
-void
-pairs_group_start(PairsWalk *w, uint32 key)
-{
-	w->group.open = true;
-	w->group.key = key;
-	w->group.n = 0;
-}
-
-void
-pairs_group_add(PairsWalk *w, int part, const LshEntry *e, int n)
-{
-	PairsGroup *g = &w->group;
-	PairsRun   *run = w->run;
-	const PairsPart *pt = &run->parts[part];
-
-	for (int i = 0; i < n; i++)
-	{
-		uint64		id;
-
-		/* a row indexed after the walk began: invisible to the snapshot */
-		if (e[i].value >= pt->nrowids)
-			continue;
-		id = pt->base + e[i].value;
-		if (g->spill != NULL)
-		{
-			tuplesort_putdatum(g->spill, Int64GetDatum(id), false);
-			continue;
-		}
-		if (g->n == g->max_ids)
-		{
-			/* too many rows for memory: from now on the ids go to a tuplesort */
-			MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
-
-			g->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-											 Max(64, work_mem / 4), NULL,
-											 TUPLESORT_RANDOMACCESS);
-			MemoryContextSwitchTo(oldcxt);
-			for (int j = 0; j < g->n; j++)
-				tuplesort_putdatum(g->spill, Int64GetDatum(g->ids[j]), false);
-			g->n = 0;
-			tuplesort_putdatum(g->spill, Int64GetDatum(id), false);
-			continue;
-		}
-		if (g->n == g->cap)
-		{
-			g->cap *= 2;
-			g->ids = (uint64 *) repalloc_huge(g->ids, sizeof(uint64) * g->cap);
-		}
-		g->ids[g->n++] = id;
-	}
 }
 
 /*
@@ -729,10 +664,6 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	chunk_alloc(&w->a, w->chunk_cap, k);
 	chunk_alloc(&w->b, w->chunk_cap, k);
 	pages_init(w);
-	w->group.cap = 1024;
-	w->group.ids = (uint64 *) palloc(sizeof(uint64) * w->group.cap);
-	/* a group's ids in memory: a sixteenth of work_mem (512 ids at the minimum, 64kB) */
-	w->group.max_ids = (int) Min(run->budget / 4 / sizeof(uint64), (Size) (MaxAllocHugeSize / sizeof(uint64) / 2));
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
 
