@@ -7,6 +7,8 @@
 #   make test-matrix  the package, pg_regress and TAP on PostgreSQL 17 and 18
 #                (and the package on 15) in cached Debian chroots
 #   make deb     Debian packages postgresql-NN-minhash (debian/, pg_buildext) in build/deb/
+#   make python-install  the Python package pgminhash (python/) for /usr/bin/python3, offline
+#   make python-test     its pytest suite against a scratch cluster (scripts/pytest.sh)
 #
 # `make test` and `make demo` work on a fresh machine: they install the Debian
 # packages first, so the PGXS include below may be absent on the first call.
@@ -54,7 +56,7 @@ PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_con
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 .DEFAULT_GOAL := all
-.PHONY: test demo bench coretest tap deps deb test-matrix
+.PHONY: test demo bench coretest tap deps deb test-matrix python-install python-test
 
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
@@ -106,3 +108,17 @@ test-matrix:
 
 tap:
 	bash scripts/tap.sh
+
+# The Python package (python/, docs/python.md) for the system interpreter,
+# built from Debian's packages alone: their setuptools, wheel and pybind11
+# (no build isolation), no dependency resolution, no package index. Debian's
+# pip refuses to touch the system interpreter without
+# --break-system-packages; it installs into /usr/local, not into the
+# directories dpkg manages.
+MINHASH_PYTHON ?= /usr/bin/python3
+python-install:
+	$(MINHASH_PYTHON) -m pip install --no-build-isolation --no-deps --no-index \
+		--break-system-packages --root-user-action=ignore --disable-pip-version-check ./python
+
+python-test:
+	bash scripts/pytest.sh

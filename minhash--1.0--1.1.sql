@@ -126,19 +126,19 @@ COMMENT ON FUNCTION minhash_hash_extended(minhash, bigint) IS 'seeded 64-bit has
 
 CREATE OPERATOR < (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_lt,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
 );
 CREATE OPERATOR <= (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_le,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
 );
 CREATE OPERATOR > (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_gt,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
 );
 CREATE OPERATOR >= (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_ge,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
 );
 COMMENT ON OPERATOR < (minhash, minhash) IS 'less than (btree order)';
 COMMENT ON OPERATOR <= (minhash, minhash) IS 'less than or equal (btree order)';
@@ -162,7 +162,7 @@ CREATE OPERATOR CLASS minhash_hash_ops DEFAULT FOR TYPE minhash USING hash AS
 -- fresh install). PostgreSQL 15 has no ALTER OPERATOR ... SET (HASHES), so
 -- the flags are set in the catalog, for this extension's operator only.
 UPDATE pg_catalog.pg_operator SET oprcanhash = true, oprcanmerge = true
-    WHERE oid = '=(minhash, minhash)'::pg_catalog.regoperator;
+    WHERE oid OPERATOR(pg_catalog.=) '=(minhash, minhash)'::pg_catalog.regoperator;
 
 COMMENT ON FUNCTION minhash_eq(minhash, minhash) IS 'signatures are equal (same family, seed, num_perm and values)';
 COMMENT ON TYPE minhash IS
@@ -207,7 +207,7 @@ COMMENT ON FUNCTION minhash_similar_query(minhash, minhash_query) IS
 
 CREATE OPERATOR %>= (
     LEFTARG = minhash, RIGHTARG = minhash_query, FUNCTION = minhash_similar_query,
-    RESTRICT = matchingsel, JOIN = matchingjoinsel
+    RESTRICT = pg_catalog.matchingsel, JOIN = pg_catalog.matchingjoinsel
 );
 COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
     'estimated Jaccard similarity at least the threshold of the query';

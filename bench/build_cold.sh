@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One lsh index build on a cold cluster kept by `bench/run.sh --keep` (the
-# 10M build figures in BENCHMARKS.md): the cluster restarted, its files
+# 10M figures in BENCHMARKS.md, "Index build"): the cluster restarted, its files
 # written back and dropped from the kernel's page cache, then
 # CREATE INDEX ... USING lsh (sig) WITH (threshold = 0.5) with WORKERS
 # parallel maintenance workers and maintenance_work_mem = MWM; the index is

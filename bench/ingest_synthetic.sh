@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fast ingest on synthetic signatures (issue 13.2, BENCHMARKS.md "Fast ingest at 1M rows"):
+# Fast ingest on synthetic signatures (issue 13.2, bench/notes/2026-11-23-fast-ingest.md):
 # m(id int primary key, sig minhash) with N rows of 30-element sets and an lsh index with
 # fastupdate on (default 4MB limit), a copy with the primary key only (bench/sql/synthetic_ingest.sql),
 # then 20 INSERT ... SELECT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One all-pairs call on a cold cluster kept by `bench/run.sh --keep` (the
-# 10M figures in BENCHMARKS.md, "10M rows, re-run"): the cluster restarted,
+# 10M figures in BENCHMARKS.md, "All pairs and clusters"): the cluster restarted,
 # its files written back and dropped from the kernel's page cache
 # (posix_fadvise DONTNEED), so the walk starts from disk as for a table
 # larger than memory; then one call with effective_cache_size = 16GB,

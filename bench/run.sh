@@ -21,7 +21,7 @@
 # in memory), loaded by one COPY computing the signatures, and by default
 # only the sections that scale (index queries allpairs vacuum): no baskets,
 # no sequential-scan, GIN, pg_trgm or RUM baselines, no self-join, no
-# inserts (see BENCHMARKS.md "10M rows" for times and disk).
+# inserts (see BENCHMARKS.md "How to run" for times and disk).
 # --smoke: 10k rows and short runs (about two minutes): what CI can afford.
 # --profile: also perf-profile the signature scan and the index queries.
 # --rows N: the scale's settings and code path on N rows instead (to try

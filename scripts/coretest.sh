@@ -45,6 +45,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fcorpus=build/core-fuzz/corpus-formats
     mkdir -p "$fcorpus"
     printf '\x00 -7 : [ 1, 4294967295 ,0 ] ' >"$fcorpus/seed-text"
+    printf '\x00datasketch:7:[1,2]' >"$fcorpus/seed-text-family"
     printf '\x01\x01\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05\xff\xff\xff\xff' >"$fcorpus/seed-binary"
     printf '\x02\x2f\x00\x03\x00\x10\x00\x00\x00\x20\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07' >"$fcorpus/seed-page"
     build/core-fuzz/fuzz_formats -max_total_time="$fuzz_seconds" -max_len=8300 \

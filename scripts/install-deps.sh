@@ -7,7 +7,8 @@
 #
 # Groups: build (a plain `make && make install`: compiler, server headers,
 # libxxhash and libunistring, nothing else), deb (`make deb`), matrix
-# (`make test-matrix`: debootstrap; the chroots get their own packages).
+# (`make test-matrix`: debootstrap; the chroots get their own packages),
+# python (`make python-install` and `make python-test`, with the build group).
 #
 # MINHASH_PG_MAJOR (default 15) names the PostgreSQL major of the build group
 # (the test group is the host's: 15).
@@ -17,11 +18,20 @@ major=${MINHASH_PG_MAJOR:-15}
 build=(g++ make "postgresql-server-dev-$major" libxxhash-dev libunistring-dev nettle-dev)
 deb=("${build[@]}" dpkg-dev debhelper postgresql-server-dev-all)
 matrix=(debootstrap)
+# The Python package (python/): its build (`make python-install`, offline:
+# no build isolation, so these are the build requirements) and its tests'
+# drivers and frameworks (`make python-test`).
+python=(
+    python3-dev python3-pip python3-setuptools python3-wheel python3-pybind11 python3-numpy
+    python3-pytest python3-psycopg python3-psycopg2 python3-asyncpg python3-sqlalchemy
+    python3-django
+)
 test=(
     "${build[@]}" cmake pkg-config clang libclang-rt-dev
     postgresql-15 postgresql-contrib
     googletest libgtest-dev libbenchmark-dev
     libipc-run-perl python3-jsonschema zlib1g-dev python3 python3-psycopg
+    "${python[@]}"
 )
 
 if [ "${1:-}" = --only ]; then
@@ -29,7 +39,8 @@ if [ "${1:-}" = --only ]; then
     build) packages=("${build[@]}") ;;
     deb) packages=("${deb[@]}") ;;
     matrix) packages=("${matrix[@]}") ;;
-    *) echo "usage: install-deps.sh --only build|deb|matrix" >&2; exit 2 ;;
+    python) packages=("${build[@]}" "${python[@]}") ;;
+    *) echo "usage: install-deps.sh --only build|deb|matrix|python" >&2; exit 2 ;;
     esac
 else
     # Callers may ask for more (the benchmark adds its plotting tools).

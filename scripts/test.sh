@@ -4,8 +4,10 @@
 #  2. core library: GoogleTest via CMake/ctest, plain and under ASan+UBSan
 #  3. build and install the extension (PGXS)
 #  4. pg_regress against a scratch cluster (stopped even on failure)
-#  5. TAP tests (tests/t) as the postgres user
-#  6. the benchmark's smoke run (10k rows, about a minute): it checks that the
+#  5. the Python package: built and installed for /usr/bin/python3, its pytest
+#     suite against a scratch cluster (python/tests, scripts/pytest.sh)
+#  6. TAP tests (tests/t) as the postgres user
+#  7. the benchmark's smoke run (10k rows, about a minute): it checks that the
 #     benchmark works; its figures are indicative only (targets are for 1M rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,10 @@ make install
 
 echo "== pg_regress =="
 bash scripts/regress.sh
+
+echo "== Python package (python/) =="
+make python-install
+bash scripts/pytest.sh
 
 echo "== benchmark smoke run =="
 bash bench/run.sh --smoke

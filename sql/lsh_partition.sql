@@ -27,6 +27,8 @@ SELECT * FROM minhash_lsh_check('lsh_part_sig', heapallindexed => true);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM minhash_lsh_stats('lsh_part_sig');
 \echo :LAST_ERROR_SQLSTATE
+SELECT minhash_lsh_clean_pending_list('lsh_part_sig');
+\echo :LAST_ERROR_SQLSTATE
 -- the partitions' indexes, as the hint says
 SELECT relid::regclass, minhash_lsh_check(relid, true) FROM pg_partition_tree('lsh_part_sig') WHERE isleaf;
 SELECT t.relid::regclass AS index, s.bands, s.rows, s.live_rows

@@ -98,3 +98,14 @@ CREATE INDEX CONCURRENTLY perr2_idx ON perr2 USING lsh (sig);
 SELECT * FROM minhash_similar_pairs('perr2_idx', 'id');
 \echo :LAST_ERROR_SQLSTATE
 DROP TABLE perr2;
+
+-- an OID that names no relation (a dropped index, a typo'd number): as
+-- PostgreSQL says it, not "is not an lsh index"
+SELECT * FROM minhash_similar_pairs(0, 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_clusters(0, 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_lsh_stats(0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_lsh_clean_pending_list(0);
+\echo :LAST_ERROR_SQLSTATE

@@ -1,5 +1,8 @@
 #include "core/sig_format.h"
 
+#include <charconv>
+#include <cstring>
+
 namespace minhash {
 
 namespace {
@@ -128,6 +131,30 @@ void encode_signature_binary(int version, int flags, int num_perm, uint64_t seed
     put32(out + 8, static_cast<uint32_t>(seed));
     for (int i = 0; i < num_perm; i++)
         put32(out + kSigBinaryHeader + 4 * static_cast<size_t>(i), values[i]);
+}
+
+size_t format_signature_text(HashFamily family, uint64_t seed, const uint32_t *values,
+                             int num_perm, char *out) noexcept {
+    char *p = out;
+    // Every pointer below stays within signature_text_capacity(num_perm).
+    char *const end = out + signature_text_capacity(num_perm);
+    if (family != HashFamily::Native) {
+        const char *name = hash_family_name(family);
+        const size_t len = strlen(name);
+        memcpy(p, name, len);
+        p += len;
+        *p++ = ':';
+    }
+    p = std::to_chars(p, end, static_cast<int64_t>(seed)).ptr;
+    *p++ = ':';
+    *p++ = '[';
+    for (int i = 0; i < num_perm; i++) {
+        if (i > 0)
+            *p++ = ',';
+        p = std::to_chars(p, end, values[i]).ptr;
+    }
+    *p++ = ']';
+    return static_cast<size_t>(p - out);
 }
 
 bool parse_family_prefix(std::string_view text, HashFamily *family, size_t *rest) {

@@ -1,7 +1,8 @@
 // The external forms of a signature, decoded without PostgreSQL so that the
 // fuzzer (tests/fuzz/fuzz_formats.cpp) can reach them: the text form
 // seed:[v1,...,vk] and the binary (send/recv) layout. src/pg/type_io.cpp turns
-// the results into values or errors.
+// the results into values or errors; the Python package (python/) reads and
+// writes both forms with the same functions.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +36,19 @@ SigTextError parse_signature_text(std::string_view text, int64_t *seed, uint32_t
 // starts. False if a name followed by ':' is not a family; a name without a
 // ':' is not a prefix (*rest = 0: parse_signature_text reports the seed).
 bool parse_family_prefix(std::string_view text, HashFamily *family, size_t *rest);
+
+// The text form as the type's output function writes it: "family:" for every
+// family but the native one (whose text is what 1.0 wrote), the seed as a
+// signed 64-bit integer, the values in decimal, no white space. Writes at most
+// signature_text_capacity(num_perm) bytes to out, no terminating NUL, and
+// returns how many.
+constexpr size_t signature_text_capacity(int num_perm) {
+    // family name (< 16) and ':', seed (<= 20), ":[", k values of <= 10
+    // digits and a separator, "]"
+    return 16 + 1 + 20 + 2 + 11 * static_cast<size_t>(num_perm) + 1;
+}
+size_t format_signature_text(HashFamily family, uint64_t seed, const uint32_t *values,
+                             int num_perm, char *out) noexcept;
 
 // The binary form: uint8 version, uint8 flags, uint16 num_perm, int64 seed,
 // num_perm x uint32, all big-endian.

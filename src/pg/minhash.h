@@ -177,6 +177,17 @@ typedef struct MinhashOwnerContext
 void		minhash_owner_begin(Relation heap, MinhashOwnerContext *ctx);
 void		minhash_owner_end(MinhashOwnerContext *ctx);
 
+/*
+ * Whether evaluating expr (one the extension built, such as a key column
+ * coerced to key_type) runs code that is not built in: functions, the I/O
+ * functions of a conversion through text, domain constraints. Such code runs
+ * as heap's owner (minhash_owner_begin), so it may only be the owner's or a
+ * superuser's: *foreign_func (*foreign_type, a domain) is set to the first
+ * that belongs to another role, else InvalidOid.
+ */
+bool		minhash_runs_user_code(Node *expr, Relation heap, Oid *foreign_func,
+								   Oid *foreign_type);
+
 /* src/pg/shingle_funcs.cpp: arguments shared with minhash(text) */
 
 /* unit name and k (0 = the unit's default) checked: ERRCODE_INVALID_PARAMETER_VALUE */

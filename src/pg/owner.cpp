@@ -31,9 +31,15 @@
 #include "pg/minhash.h"
 
 extern "C" {
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 }
 
 /* the search_path user code of another role runs under (PostgreSQL 17's GUC_SAFE_SEARCH_PATH) */
@@ -55,4 +61,88 @@ minhash_owner_end(MinhashOwnerContext *ctx)
 {
 	AtEOXact_GUC(false, ctx->save_nestlevel);
 	SetUserIdAndSecContext(ctx->save_userid, ctx->save_sec_context);
+}
+
+/*
+ * Code in an expression the extension builds itself (a key column coerced to
+ * key_type): the functions it calls, the I/O functions of a conversion
+ * through text, and domain constraints. Built-in objects (created by initdb)
+ * are PostgreSQL's; anything else was defined by some role.
+ */
+typedef struct UserCodeScan
+{
+	Oid			owner;			/* the table's owner */
+	bool		found;			/* some code is not built in */
+	Oid			foreign_func;	/* a function of another role (not a superuser) */
+	Oid			foreign_type;	/* a domain of another role */
+} UserCodeScan;
+
+static bool
+trusted_owner(Oid role, Oid table_owner)
+{
+	return role == table_owner || superuser_arg(role);
+}
+
+static bool
+user_function_checker(Oid func, void *context)
+{
+	UserCodeScan *scan = (UserCodeScan *) context;
+	HeapTuple	tup;
+
+	if (func < FirstNormalObjectId)
+		return false;
+	scan->found = true;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(func));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u", func);
+	if (!trusted_owner(((Form_pg_proc) GETSTRUCT(tup))->proowner, scan->owner) &&
+		!OidIsValid(scan->foreign_func))
+		scan->foreign_func = func;
+	ReleaseSysCache(tup);
+	return false;				/* look at every function */
+}
+
+static bool
+user_code_walker(Node *node, void *context)
+{
+	UserCodeScan *scan = (UserCodeScan *) context;
+
+	if (node == NULL)
+		return false;
+	(void) check_functions_in_node(node, user_function_checker, context);
+	if (IsA(node, CoerceToDomain))
+	{
+		Oid			domain = ((CoerceToDomain *) node)->resulttype;
+		HeapTuple	tup;
+
+		/* its CHECK constraints are expressions of the domain's owner */
+		if (domain >= FirstNormalObjectId)
+		{
+			scan->found = true;
+			tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(domain));
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "cache lookup failed for type %u", domain);
+			if (!trusted_owner(((Form_pg_type) GETSTRUCT(tup))->typowner, scan->owner) &&
+				!OidIsValid(scan->foreign_type))
+				scan->foreign_type = domain;
+			ReleaseSysCache(tup);
+		}
+	}
+#if PG_VERSION_NUM >= 160000
+	return expression_tree_walker(node, user_code_walker, context);
+#else
+	/* through void (*)(void): the walker type of 15 takes no declared arguments */
+	return expression_tree_walker(node, (bool (*)()) (void (*)(void)) user_code_walker, context);
+#endif
+}
+
+bool
+minhash_runs_user_code(Node *expr, Relation heap, Oid *foreign_func, Oid *foreign_type)
+{
+	UserCodeScan scan = {heap->rd_rel->relowner, false, InvalidOid, InvalidOid};
+
+	(void) user_code_walker(expr, &scan);
+	*foreign_func = scan.foreign_func;
+	*foreign_type = scan.foreign_type;
+	return scan.found;
 }

@@ -141,23 +141,12 @@ extern "C" Datum
 minhash_out(PG_FUNCTION_ARGS)
 {
 	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
-	/* family (< 16 chars) and ":", seed (≤ 20 chars), ":[", k values of ≤ 10 digits and a comma, "]", NUL */
-	char	   *out = (char *) palloc(40 + (Size) sig->num_perm * 11 + 2);
-	char	   *p = out;
+	/* the core writes the text (the Python package writes it with the same function) */
+	char	   *out = (char *) palloc(minhash::signature_text_capacity(sig->num_perm) + 1);
+	size_t		len = minhash::format_signature_text((minhash::HashFamily) MinHashSigFamily(sig),
+													 sig->seed, sig->values, sig->num_perm, out);
 
-	if (MinHashSigFamily(sig) != MINHASH_FAMILY_NATIVE)
-		p += sprintf(p, "%s:", minhash_family_name(MinHashSigFamily(sig)));
-	p += pg_lltoa((int64) sig->seed, p);
-	*p++ = ':';
-	*p++ = '[';
-	for (int i = 0; i < sig->num_perm; i++)
-	{
-		if (i > 0)
-			*p++ = ',';
-		p += pg_ultoa_n(sig->values[i], p);
-	}
-	*p++ = ']';
-	*p = '\0';
+	out[len] = '\0';
 	PG_RETURN_CSTRING(out);
 }
 

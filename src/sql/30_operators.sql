@@ -49,14 +49,14 @@ COMMENT ON OPERATOR <%> (minhash, minhash) IS 'estimated Jaccard distance, 1 - j
 
 CREATE OPERATOR = (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_eq,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
     HASHES, MERGES
 );
 COMMENT ON OPERATOR = (minhash, minhash) IS 'equal';
 
 CREATE OPERATOR <> (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_ne,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
 );
 COMMENT ON OPERATOR <> (minhash, minhash) IS 'not equal';
 
@@ -89,7 +89,7 @@ COMMENT ON FUNCTION minhash_similar_query(minhash, minhash_query) IS
 
 CREATE OPERATOR %>= (
     LEFTARG = minhash, RIGHTARG = minhash_query, FUNCTION = minhash_similar_query,
-    RESTRICT = matchingsel, JOIN = matchingjoinsel
+    RESTRICT = pg_catalog.matchingsel, JOIN = pg_catalog.matchingjoinsel
 );
 COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
     'estimated Jaccard similarity at least the threshold of the query';

@@ -30,19 +30,19 @@ COMMENT ON FUNCTION minhash_hash_extended(minhash, bigint) IS 'seeded 64-bit has
 
 CREATE OPERATOR < (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_lt,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
 );
 CREATE OPERATOR <= (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_le,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
 );
 CREATE OPERATOR > (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_gt,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
 );
 CREATE OPERATOR >= (
     LEFTARG = minhash, RIGHTARG = minhash, FUNCTION = minhash_ge,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
 );
 COMMENT ON OPERATOR < (minhash, minhash) IS 'less than (btree order)';
 COMMENT ON OPERATOR <= (minhash, minhash) IS 'less than or equal (btree order)';

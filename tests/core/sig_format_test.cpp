@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace minhash;
@@ -86,4 +87,46 @@ TEST(SigFormat, FamilyPrefix) {
     EXPECT_EQ(rest, 0u);
     EXPECT_TRUE(minhash::parse_family_prefix("", &f, &rest));
     EXPECT_EQ(rest, 0u);
+}
+
+namespace {
+
+std::string format(HashFamily family, uint64_t seed, const std::vector<uint32_t> &v) {
+    std::string out(signature_text_capacity(static_cast<int>(v.size())), '\0');
+    out.resize(format_signature_text(family, seed, v.data(), static_cast<int>(v.size()), &out[0]));
+    return out;
+}
+
+}  // namespace
+
+// The text form the type's output (and the Python package) writes: 1.0's for
+// the native family, a "family:" prefix for the others, the seed signed.
+TEST(SigFormat, TextFormat) {
+    EXPECT_EQ(format(HashFamily::Native, 1, {12, 34, 56}), "1:[12,34,56]");
+    EXPECT_EQ(format(HashFamily::Datasketch, 42, {0, 4294967295u}), "datasketch:42:[0,4294967295]");
+    EXPECT_EQ(format(HashFamily::Native, static_cast<uint64_t>(-7), {1}), "-7:[1]");
+    EXPECT_EQ(format(HashFamily::Native, uint64_t{1} << 63, {0}), "-9223372036854775808:[0]");
+}
+
+// The longest text fits the capacity, and what is written parses back.
+TEST(SigFormat, TextFormatCapacityAndRoundTrip) {
+    for (int f = 0; f < kNumHashFamilies; f++)
+        EXPECT_LT(strlen(hash_family_name(static_cast<HashFamily>(f))), 16u);
+    std::vector<uint32_t> v(kMaxNumPerm, 4294967295u);
+    for (int i = 0; i < kMaxNumPerm; i += 3)
+        v[i] = static_cast<uint32_t>(i) * 2654435761u;
+    for (int f = 0; f < kNumHashFamilies; f++) {
+        const HashFamily family = static_cast<HashFamily>(f);
+        const std::string text = format(family, uint64_t{1} << 63, v);
+        EXPECT_LE(text.size(), signature_text_capacity(kMaxNumPerm));
+        HashFamily parsed_family;
+        size_t rest;
+        ASSERT_TRUE(parse_family_prefix(text, &parsed_family, &rest));
+        EXPECT_EQ(parsed_family, family);
+        int64_t seed;
+        std::vector<uint32_t> back;
+        ASSERT_EQ(parse(text.c_str() + rest, &seed, &back), SigTextError::Ok);
+        EXPECT_EQ(seed, INT64_MIN);
+        EXPECT_EQ(back, v);
+    }
 }

@@ -2,8 +2,8 @@
 // minhash type's text form and binary (recv) form, and the lsh index's page
 // contents (core/lsh_layout.h, the bounds logic every page read trusts).
 // Checks, besides "no crash, no sanitizer report":
-//  - text: a parsed signature printed in the canonical form parses back to
-//    the same seed and values; every error leaves n within max_values;
+//  - text: a parsed signature printed in the canonical form
+//    (format_signature_text) parses back to the same family, seed and values; every error leaves n within max_values;
 //  - binary: a decoded signature encodes back to the same bytes; decoding
 //    never reads past the given length (ASan sees the exact-size buffer);
 //  - pages: entry_count never exceeds the capacity, whatever pd_lower says;
@@ -40,22 +40,28 @@ void fuzz_text(const uint8_t *data, size_t size) {
     int64_t seed = 0;
     HashFamily family;
     size_t rest = 0;
-    if (parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest))
-        check(rest <= buf.size() && (rest == 0 || buf[rest - 1] == ':'));
-    const SigTextError e =
-        parse_signature_text(std::string_view(buf.data(), buf.size()), &seed, values, kMaxValues, &n);
+    // as minhash_in reads it: an optional family prefix, then the signature
+    if (!parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest))
+        return;
+    check(rest <= buf.size() && (rest == 0 || buf[rest - 1] == ':'));
+    const SigTextError e = parse_signature_text(
+        std::string_view(buf.data() + rest, buf.size() - rest), &seed, values, kMaxValues, &n);
     check(n >= 0 && n <= kMaxValues);
     if (e != SigTextError::Ok)
         return;
     check(n >= 1);
-    std::string canon = std::to_string(seed) + ":[";
-    for (int i = 0; i < n; i++)
-        canon += (i ? "," : "") + std::to_string(values[i]);
-    canon += "]";
+    // the canonical form, as the type's output function writes it
+    std::string canon(signature_text_capacity(n), '\0');
+    canon.resize(format_signature_text(family, static_cast<uint64_t>(seed), values, n, &canon[0]));
+    check(canon.size() <= signature_text_capacity(n));
     uint32_t again[kMaxValues];
     int m = 0;
     int64_t seed2 = 0;
-    check(parse_signature_text(canon, &seed2, again, kMaxValues, &m) == SigTextError::Ok);
+    HashFamily family2;
+    size_t rest2 = 0;
+    check(parse_family_prefix(canon, &family2, &rest2) && family2 == family);
+    check(parse_signature_text(std::string_view(canon).substr(rest2), &seed2, again, kMaxValues,
+                               &m) == SigTextError::Ok);
     check(m == n && seed2 == seed && std::memcmp(again, values, sizeof(uint32_t) * n) == 0);
 }
 

@@ -133,6 +133,113 @@ SELECT count(*) >= 0 FROM minhash_similar_pairs('attacker.docs_idx', 'id', exact
 SHOW work_mem;}),
 	"t\n4MB", 'a setting changed by the owner\'s code does not leak into the caller\'s session');
 
+# ---- converting the key column to key_type is the owner's code too ----
+
+# The attacker owns the key column's type and attaches casts to bigint (the
+# default key_type) and to text that run its code. A superuser's SELECT k
+# runs none of it; the pairs and clusters functions convert every key they
+# return, and must do so as the table owner, in a security-restricted
+# operation, in the leader and in parallel workers.
+as_role('regress_attacker', q{
+CREATE OR REPLACE FUNCTION attacker.escalate() RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  BEGIN
+    EXECUTE 'ALTER ROLE regress_attacker SUPERUSER';
+    INSERT INTO attacker.log VALUES (current_user, 'alter role', 'done');
+  EXCEPTION WHEN others THEN
+    INSERT INTO attacker.log VALUES (current_user, 'alter role', SQLSTATE || ' ' || SQLERRM);
+  END;
+  BEGIN
+    EXECUTE 'CREATE TEMP TABLE attacker_tmp (x int)';
+    INSERT INTO attacker.log VALUES (current_user, 'temp table', 'done');
+  EXCEPTION WHEN others THEN
+    INSERT INTO attacker.log VALUES (current_user, 'temp table', SQLSTATE || ' ' || SQLERRM);
+  END;
+END $$;
+CREATE TYPE attacker.kk AS ENUM ('a', 'b', 'c', 'd');
+CREATE FUNCTION attacker.kk_to_int8(attacker.kk) RETURNS bigint LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN PERFORM attacker.escalate(); RETURN array_position(enum_range(NULL::attacker.kk), $1); END $$;
+CREATE CAST (attacker.kk AS bigint) WITH FUNCTION attacker.kk_to_int8(attacker.kk) AS ASSIGNMENT;
+-- PARALLEL SAFE, so that workers may run it; a worker can neither write nor
+-- start a subtransaction, so this one only says whose rights it runs with
+CREATE FUNCTION attacker.kk_to_text(attacker.kk) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+  RAISE NOTICE 'kk_to_text ran as %', current_user;
+  RETURN pg_catalog.format('key %s', $1);
+END $$;
+CREATE CAST (attacker.kk AS text) WITH FUNCTION attacker.kk_to_text(attacker.kk) AS ASSIGNMENT;
+CREATE TABLE attacker.trap2 (k attacker.kk, sig minhash);
+INSERT INTO attacker.trap2
+  SELECT (ARRAY['a', 'b', 'c', 'd'])[1 + g % 4]::attacker.kk, minhash('the quick brown fox')
+  FROM generate_series(1, 8) g;
+CREATE INDEX trap2_idx ON attacker.trap2 USING lsh (sig);
+TRUNCATE attacker.log;
+});
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT k) FROM attacker.trap2'), '4',
+	'a superuser reads the key column');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM attacker.log'), '0',
+	'and runs none of its owner\'s code doing so');
+for my $case (
+	[ 'minhash_similar_pairs, bigint keys',
+		"SELECT count(*) FROM minhash_similar_pairs('attacker.trap2_idx', 'k')", '28' ],
+	[ 'minhash_clusters, bigint keys',
+		"SELECT count(DISTINCT key) FROM minhash_clusters('attacker.trap2_idx', 'k')", '4' ],
+	[ 'minhash_clusters, text keys',
+		"SELECT string_agg(DISTINCT key, ',') FROM minhash_clusters('attacker.trap2_idx', 'k', NULL::text)",
+		'key a,key b,key c,key d' ],
+	# effective_cache_size = 1 (8 kB): every table is "larger than the cache"
+	[ 'minhash_similar_pairs, text keys, rows resolved in table order by parallel workers',
+		"SET effective_cache_size = 1; SET minhash.pairs_min_parallel_index_size = 0;
+		 SET max_parallel_workers_per_gather = 2; SET client_min_messages = debug1;
+		 SELECT count(*) FROM minhash_similar_pairs('attacker.trap2_idx', 'k', NULL::text)", '28' ])
+{
+	my ($name, $sql, $expected) = @$case;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql);
+	if ($name =~ /text keys/)
+	{
+		like($err, qr/[12] of 2 parallel workers launched to resolve rows in table order/,
+			"$name: workers convert the keys") if $name =~ /workers/;
+		like($err, qr/NOTICE:  kk_to_text ran as regress_attacker/, "$name: as the table owner");
+		unlike($err, qr/NOTICE:  kk_to_text ran as postgres/, "$name: never as the caller");
+		is($out, $expected, "$name: the keys come back converted by the owner's cast");
+		is(is_superuser('regress_attacker'), 'f', "$name: the attacker stays non-superuser");
+		$node->safe_psql('postgres', 'TRUNCATE attacker.log');
+		next;
+	}
+	my $log = $node->safe_psql('postgres',
+		"SELECT DISTINCT who || ' | ' || what || ' | ' || outcome FROM attacker.log ORDER BY 1");
+	$node->safe_psql('postgres', 'TRUNCATE attacker.log');
+	is($out, $expected, "$name: the keys come back converted by the owner's cast") or diag($err);
+	is(is_superuser('regress_attacker'), 'f', "$name: the attacker stays non-superuser");
+	like($log, qr/^regress_attacker \| alter role \| 42501 /m,
+		"$name: the cast runs as the table owner, and ALTER ROLE is refused");
+	like($log,
+		qr/^regress_attacker \| temp table \| 42501 cannot create temporary table within security-restricted operation/m,
+		"$name: inside a security-restricted operation");
+	unlike($log, qr/^postgres \|/m, "$name: nothing ran as the superuser");
+}
+
+# Code of a third role in the conversion would run with the table owner's
+# rights: refused. Here the reader's own domain over text, with a CHECK.
+$node->safe_psql('postgres', q{
+CREATE ROLE regress_keyreader LOGIN;
+CREATE SCHEMA keyreader AUTHORIZATION regress_keyreader;
+GRANT USAGE ON SCHEMA attacker TO regress_keyreader;
+});
+as_role('regress_attacker', 'GRANT SELECT ON attacker.trap2 TO regress_keyreader');
+($out, $err) = as_role('regress_keyreader', q{
+CREATE FUNCTION keyreader.ok(text) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT true';
+CREATE DOMAIN keyreader.k AS text CHECK (keyreader.ok(VALUE));
+SELECT count(*) FROM minhash_similar_pairs('attacker.trap2_idx', 'k', NULL::keyreader.k);});
+like($err, qr/42501: key column "k" cannot be returned as keyreader\.k by minhash_similar_pairs/,
+	'a conversion through a domain of neither the owner nor a superuser is refused (42501)');
+like($err, qr/DETAIL:  The conversion checks the constraints of domain keyreader\.k/,
+	'the detail names the domain');
+($out, $err) = as_role('regress_keyreader',
+	q{SELECT count(*) FROM minhash_similar_pairs('attacker.trap2_idx', 'k', NULL::attacker.kk)});
+is($out, '28', 'keys of the column\'s own type need no conversion, and run no code');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM attacker.log'), '0', 'no code ran for them');
+
 # ---- constant folding of an index expression is evaluation too ----
 
 # konst('x') has only constant arguments: PostgreSQL folds it when it first

@@ -266,18 +266,23 @@ lsh_is_lsh_index(Relation index)
 
 /*
  * Open an lsh index and its table, the index with the given lock mode, for
- * minhash_lsh_check and minhash_lsh_stats. The caller must own the table:
+ * minhash_lsh_check, minhash_lsh_stats and minhash_lsh_clean_pending_list
+ * (funcname, for the hint on a partitioned index). The caller must own the table:
  * checked from the catalogs before any lock is requested, since a lock
  * request queues, so even one refused afterwards would hold up other
  * sessions.
  */
 Relation
-lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap)
+lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap, const char *funcname)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	const char *name = get_rel_name(indexoid);
 	Relation	index;
 
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -297,8 +302,8 @@ lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap)
 				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
 				 errdetail("A partitioned index has no storage of its own: "
 						   "each partition has its own lsh index."),
-				 errhint("Check the partitions' indexes, e.g. SELECT relid::regclass, minhash_lsh_check(relid) "
-						 "FROM pg_partition_tree(%s) WHERE isleaf.",
+				 errhint("Call %s on the partitions' indexes, e.g. SELECT relid::regclass, %s(relid) "
+						 "FROM pg_partition_tree(%s) WHERE isleaf.", funcname, funcname,
 						 quote_literal_cstr(quote_identifier(RelationGetRelationName(index))))));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,

@@ -132,7 +132,7 @@ void		lsh_alter_init(void);	/* lsh_alter.cpp: ALTER INDEX SET of build options *
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
 bool		lsh_is_lsh_index(Relation index);
-Relation	lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap);
+Relation	lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap, const char *funcname);
 char	   *lshbuildphasename(int64 phasenum);
 
 /* lsh_meta.cpp: pages, the metapage and the parameters */

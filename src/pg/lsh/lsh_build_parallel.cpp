@@ -277,7 +277,7 @@ lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const Ls
 	 * As for a btree: the table's size, its parallel_workers storage
 	 * parameter (0 keeps a build serial) and maintenance_work_mem decide. On
 	 * an idle 2-core machine one worker already shortens a build
-	 * (BENCHMARKS.md, "Parallel index build, quiet machine").
+	 * (BENCHMARKS.md, "Index build").
 	 */
 	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
 	if (request <= 0)

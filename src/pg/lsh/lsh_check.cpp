@@ -57,6 +57,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/hsearch.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
@@ -82,6 +83,7 @@ typedef struct LshChecker
 	Relation	heap;
 	ReturnSetInfo *rsinfo;
 	int64		nproblems;
+	HTAB	   *listed;			/* the problems listed, each once */
 	LshMetaPageData meta;
 	LshIndexParams params;
 	BlockNumber nblocks;
@@ -111,12 +113,35 @@ problem(LshChecker *c, const char *fmt,...)
 	Datum		value;
 	bool		isnull = false;
 
-	c->nproblems++;
-	if (c->nproblems > LSH_MAX_PROBLEMS)
-		return;
+	bool		found;
+
+	/*
+	 * One damaged page may be met by several passes (the physical pass, the
+	 * tree walk, the row check): each problem is listed once.
+	 */
+	memset(buf, 0, sizeof(buf));
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (c->listed == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(buf);
+		ctl.entrysize = sizeof(buf);
+		c->listed = hash_create("minhash_lsh_check problems", 256, &ctl, HASH_ELEM | HASH_STRINGS);
+	}
+	if (c->nproblems < LSH_MAX_PROBLEMS)
+	{
+		(void) hash_search(c->listed, buf, HASH_ENTER, &found);
+		if (found)
+			return;
+	}
+	else if (hash_search(c->listed, buf, HASH_FIND, NULL) != NULL)
+		return;
+	c->nproblems++;
+	if (c->nproblems > LSH_MAX_PROBLEMS)
+		return;
 	value = CStringGetTextDatum(buf);
 	tuplestore_putvalues(c->rsinfo->setResult, c->rsinfo->setDesc, &value, &isnull);
 }
@@ -595,6 +620,7 @@ check_rows(LshChecker *c, uint64 nallocated)
 	IndexFetchTableData *fetch = table_index_fetch_begin(c->heap);
 	TupleTableSlot *tslot = table_slot_create(c->heap, NULL);
 	Snapshot	snapshot = c->snapshot;
+	BlockNumber heap_nblocks = RelationGetNumberOfBlocks(c->heap);
 
 	if (nallocated != c->meta.nslots)
 		problem(c, "metapage: %llu allocated slots recorded, %llu found",
@@ -615,6 +641,17 @@ check_rows(LshChecker *c, uint64 nallocated)
 		tid = lsh_slot_read(c->index, page, &c->params, lsh_rowid_slot(&c->params, (uint32) id), blkno,
 							&sproblem)->tid;
 		UnlockReleaseBuffer(buf);
+		if (sproblem != NULL)
+			continue;
+		/* a slot's row may lie beyond the table's end only if the slot is damaged */
+		if (ItemPointerGetBlockNumberNoCheck(&tid) >= heap_nblocks ||
+			ItemPointerGetOffsetNumberNoCheck(&tid) == InvalidOffsetNumber)
+		{
+			problem(c, "row id %llu: its slot names row (%u,%u), outside the table's %u blocks",
+					(unsigned long long) id, ItemPointerGetBlockNumberNoCheck(&tid),
+					ItemPointerGetOffsetNumberNoCheck(&tid), heap_nblocks);
+			continue;
+		}
 		if (heap_visible(c->heap, fetch, tslot, snapshot, &tid))
 			problem(c, "row (%u,%u) is visible but lacks %d of its %d band entries",
 					ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid),
@@ -717,7 +754,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	c.index = lsh_open_owned(indexoid, lockmode, &c.heap);
+	c.index = lsh_open_owned(indexoid, lockmode, &c.heap, "minhash_lsh_check");
 	/*
 	 * For heap visibility. A row it sees was written by a statement that
 	 * has ended (its transaction committed before the snapshot), and such a

@@ -14,6 +14,7 @@
 #include <climits>
 
 extern "C" {
+#include "access/table.h"
 #include "access/xlog.h"
 #include "access/genam.h"
 #include "catalog/pg_class.h"
@@ -758,6 +759,7 @@ minhash_lsh_clean_pending_list(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	Relation	index;
+	Relation	heap;
 	int64		rows;
 
 	if (RecoveryInProgress())
@@ -765,20 +767,10 @@ minhash_lsh_clean_pending_list(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("The pending list of an lsh index cannot be merged during recovery.")));
-	index = index_open(indexoid, RowExclusiveLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
-		index->rd_indam->ambuild != lshbuild)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
-	/* as VACUUM: the owner (of the index, i.e. of its table) */
-	if (!mh_class_ownercheck(indexoid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	/* as VACUUM: the owner of the table, checked before any lock */
+	index = lsh_open_owned(indexoid, RowExclusiveLock, &heap, "minhash_lsh_clean_pending_list");
 	rows = lsh_pending_merge(index, true, true);
 	index_close(index, RowExclusiveLock);
+	table_close(heap, AccessShareLock);
 	PG_RETURN_INT64(rows);
 }

@@ -27,7 +27,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	Relation	heap;
-	Relation	index = lsh_open_owned(indexoid, AccessShareLock, &heap);
+	Relation	index = lsh_open_owned(indexoid, AccessShareLock, &heap, "minhash_lsh_stats");
 	TupleDesc	tupdesc;
 	LshMetaPage meta;
 	Buffer		metabuf;

@@ -98,6 +98,7 @@ typedef struct PairsPart
 	TupleTableSlot *slot;
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	Node	   *key_node;		/* key_expr before it was prepared */
+	bool		key_as_owner;	/* key_expr calls user code: run it as the table owner */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
@@ -230,6 +231,7 @@ void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
 
 bool		pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key);
+void		pairs_prepare_key(PairsRun *run, PairsPart *part);
 void		pairs_fetch_key_done(PairsRun *run);
 
 /* pairs_table_order.cpp */

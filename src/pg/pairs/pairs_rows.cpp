@@ -189,7 +189,16 @@ pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key)
 		return false;
 	econtext->ecxt_scantuple = pt->slot;
 	oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	*key = ExecEvalExpr(pt->key_expr, econtext, &isnull);
+	if (pt->key_as_owner)
+	{
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(pt->heap, &owner);
+		*key = ExecEvalExpr(pt->key_expr, econtext, &isnull);
+		minhash_owner_end(&owner);
+	}
+	else
+		*key = ExecEvalExpr(pt->key_expr, econtext, &isnull);
 	/* no TOAST pointers in results */
 	if (!isnull && run->key_typlen == -1)
 		*key = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*key));

@@ -37,6 +37,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -275,6 +276,21 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 									 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 	if (textexpr == NULL)
 		elog(ERROR, "could not convert the text to shingle to type text");
+	/* text_column's conversion to text, as the key's (check_key_code) */
+	if (!part->text_as_owner)
+	{
+		Oid			func;
+		Oid			domain;
+
+		part->text_as_owner = minhash_runs_user_code(textexpr, part->heap, &func, &domain);
+		if (OidIsValid(func) || OidIsValid(domain))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("text column \"%s\" cannot be converted to text by %s",
+							args->text_column, args->funcname),
+					 errdetail("The conversion calls code of a role that is neither the owner of table \"%s\" nor a superuser.",
+							   RelationGetRelationName(part->heap))));
+	}
 	assign_expr_collations(NULL, textexpr);
 	pull_varattnos(textexpr, 1, used);
 	part->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
@@ -363,6 +379,62 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 }
 
 /*
+ * Converting the key to key_type may call code of some role: a cast's
+ * function, a domain's constraints (the built-in casts and I/O conversions
+ * are PostgreSQL's). A SELECT of the column runs none of it, so neither may
+ * this as the caller: such code runs as the table's owner, like the index's
+ * own expressions (pairs_prepare_key, pairs_fetch_key), and must therefore be
+ * the owner's or a superuser's; code of any other role (the caller's own
+ * domain, say) would then run with the owner's rights, and is refused.
+ */
+static void
+check_key_code(PairsRun *run, Relation heap, Node *keyexpr)
+{
+	const PairsArgs *args = &run->args;
+	Oid			func;
+	Oid			domain;
+
+	(void) minhash_runs_user_code(keyexpr, heap, &func, &domain);
+	if (OidIsValid(func) || OidIsValid(domain))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("key column \"%s\" cannot be returned as %s by %s",
+						args->key_column, format_type_be(args->key_type), args->funcname),
+				 OidIsValid(func)
+				 ? errdetail("The conversion calls function %s, which belongs to neither the owner of table \"%s\" nor a superuser.",
+							 format_procedure(func), RelationGetRelationName(heap))
+				 : errdetail("The conversion checks the constraints of domain %s, which belongs to neither the owner of table \"%s\" nor a superuser.",
+							 format_type_be(domain), RelationGetRelationName(heap)),
+				 errhint("Pass key_type => NULL::%s to get keys of the column's own type, and convert them in the query.",
+						 format_type_be(exprType((Node *) column_var(heap, column_attnum(heap, args->key_column, "key column")))))));
+}
+
+/*
+ * The key's expression state. A conversion that calls user code is prepared
+ * (which may fold constants) and evaluated as the table owner, inside a
+ * security-restricted operation (owner.cpp), in the leader and in parallel
+ * workers alike.
+ */
+void
+pairs_prepare_key(PairsRun *run, PairsPart *part)
+{
+	Oid			func;
+	Oid			domain;
+
+	part->key_as_owner = minhash_runs_user_code(part->key_node, part->heap, &func, &domain);
+	if (part->key_as_owner)
+	{
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(part->heap, &owner);
+		part->key_expr = ExecPrepareExpr((Expr *) part->key_node, run->estate);
+		minhash_owner_end(&owner);
+	}
+	else
+		part->key_expr = ExecPrepareExpr((Expr *) part->key_node, run->estate);
+}
+
+/*
  * The columns the index reads: its columns, its expressions' and its
  * predicate's, read from pg_index without loading the expressions (loading
  * folds constant calls: the owner's code, which must not run as the caller).
@@ -424,8 +496,9 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 				 errmsg("%s does not support tables with row-level security", args->funcname),
 				 errdetail("Row-level security is enabled for partition \"%s\".",
 						   RelationGetRelationName(heap))));
+	check_key_code(run, heap, keyexpr);
 	part->key_node = keyexpr;
-	part->key_expr = ExecPrepareExpr((Expr *) keyexpr, run->estate);
+	pairs_prepare_key(run, part);
 	if (check_acl)
 		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
 	if (args->exact)
@@ -574,11 +647,14 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	run->cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash pairs", ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(run->cxt);
 
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", args->indexoid)));
 	if (relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index",
-						relkind ? get_rel_name(args->indexoid) : "(dropped relation)")));
+				 errmsg("\"%s\" is not an lsh index", get_rel_name(args->indexoid))));
 	heapoid = IndexGetRelation(args->indexoid, false);
 	/* the table first, as the executor locks them */
 	heap = table_open(heapoid, AccessShareLock);

@@ -86,7 +86,8 @@ struct PairsDeferred
  * read ahead in large requests, where posix_fadvise on every block (the
  * first way, pg_prewarm's 'prefetch') makes one small request per block:
  * the cost pairs_table_order.h measured for the table. For the index the two
- * took the same time at 10M rows here (BENCHMARKS.md); this one also says,
+ * took the same time at 10M rows here
+ * (bench/notes/2026-11-24-10m-all-pairs-shared-pass.md); this one also says,
  * at DEBUG1, when the read is done.
  */
 static void

@@ -28,7 +28,8 @@ typedef struct PairsEnd
  * Jumps of more blocks than this are prefetched (posix_fadvise); shorter ones
  * are left to the kernel's read-ahead of sequential reads. Advice on every
  * block of a dense run turns the kernel's large reads into single-page ones:
- * at 10M rows the pass took 65 s with it and 45 s without (BENCHMARKS.md).
+ * at 10M rows the pass took 65 s with it and 45 s without
+ * (bench/notes/2026-11-24-10m-all-pairs-shared-pass.md).
  */
 #define PAIRS_PREFETCH_GAP	16
 

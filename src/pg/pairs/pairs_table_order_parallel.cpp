@@ -167,7 +167,7 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 		pt->heap = table_open(shared->heapoids[p], AccessShareLock);
 		pt->key_node = (Node *) stringToNode(exprs);
 		exprs += strlen(exprs) + 1;
-		pt->key_expr = ExecPrepareExpr((Expr *) pt->key_node, run.estate);
+		pairs_prepare_key(&run, pt);
 		pt->fetch = table_index_fetch_begin(pt->heap);
 		pt->slot = table_slot_create(pt->heap, NULL);
 	}

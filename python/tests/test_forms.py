@@ -1,0 +1,151 @@
+"""The text and binary forms: what Signature writes the server reads back
+unchanged, what the server writes Signature reads, and both refuse the same
+malformed input with the same message."""
+import pickle
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+
+import pgminhash
+from pgminhash import Signature
+
+SIGNATURES = [
+    pgminhash.minhash("The quick brown fox jumps over the lazy dog"),
+    pgminhash.minhash("Straße ﬁ İ", unit="char", num_perm=1, seed=-(1 << 63)),
+    pgminhash.minhash("", num_perm=1024, seed=(1 << 63) - 1),
+    pgminhash.minhash("x", family="datasketch", num_perm=7, seed=4294967295),
+    pgminhash.minhash([1, 2, 3], family="datasketch", seed=0),
+    Signature([0, 4294967295, 12345], seed=-1),
+]
+
+
+class RawBinary(bytes):
+    """Bytes sent to the server as a binary minhash parameter."""
+
+
+def raw_dumper(oid):
+    class RawDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj):
+            return bytes(obj)
+
+    RawDumper.oid = oid
+    return RawDumper
+
+
+@pytest.fixture
+def raw(conn):
+    oid = conn.execute("SELECT 'minhash'::regtype::oid").fetchone()[0]
+    conn.adapters.register_dumper(RawBinary, raw_dumper(oid))
+    return conn
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=range(len(SIGNATURES)))
+def test_text_form_is_the_servers(conn, sig):
+    text, family, seed, num_perm, values = conn.execute(
+        "SELECT s::text, minhash_family(s)::text, minhash_seed(s), minhash_num_perm(s),"
+        " minhash_to_array(s) FROM (SELECT %s::minhash AS s) t", (str(sig),)).fetchone()
+    assert text == str(sig)
+    assert (family, seed, num_perm) == (sig.family, sig.seed, sig.num_perm)
+    assert values == sig.values.tolist()
+    assert Signature.from_text(text) == sig
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=range(len(SIGNATURES)))
+def test_binary_form_is_the_servers(raw, sig):
+    # the server's send function, as bytea, and its receive function
+    sent, text = raw.execute("SELECT minhash_send(s), s::text FROM (SELECT %s::minhash AS s) t",
+                             (str(sig),)).fetchone()
+    assert sent == bytes(sig)
+    assert Signature.from_binary(sent) == sig
+    assert raw.execute("SELECT %s::text", (RawBinary(bytes(sig)),)).fetchone()[0] == text
+
+
+def test_from_text_accepts_what_the_server_accepts(conn):
+    for text in (" 7 : [ 1 , 2 ] ", "native:1:[5]", " datasketch : 42 :[0]", "+3:[4294967295]",
+                 "-9223372036854775808:[0]"):
+        server = conn.execute("SELECT %s::minhash::text", (text,)).fetchone()[0]
+        assert str(Signature.from_text(text)) == server
+        assert str(Signature.from_text(text.encode())) == server
+
+
+BAD_TEXT = ["", "1", "1:", "1:[", "1:[]", "1:[1,]", "1:[1 2]", "1:[4294967296]", "1:[-1]",
+            "1:[1] x", "x:[1]", "murmur:1:[1]", "datasketch:-1:[1]", "datasketch:4294967296:[1]",
+            "9223372036854775808:[1]", "1:[" + ",".join(["1"] * 1025) + "]",
+            "Ⓒ" * 40 + ":[1]"]
+
+
+@pytest.mark.parametrize("text", BAD_TEXT, ids=range(len(BAD_TEXT)))
+def test_from_text_refuses_what_the_server_refuses(conn, text):
+    with pytest.raises(psycopg.errors.InvalidTextRepresentation) as server:
+        conn.execute("SELECT %s::minhash", (text,))
+    with pytest.raises(ValueError) as ours:
+        Signature.from_text(text)
+    diag = server.value.diag
+    assert str(ours.value) == f"{diag.message_primary}: {diag.message_detail}"
+
+
+def binary(version=1, flags=0, num_perm=2, seed=1, values=(1, 2), extra=b""):
+    return (bytes([version, flags]) + num_perm.to_bytes(2, "big") + seed.to_bytes(8, "big")
+            + b"".join(v.to_bytes(4, "big") for v in values) + extra)
+
+
+BAD_BINARY = [b"", b"\x01\x00\x00", binary(version=2), binary(flags=2), binary(flags=0x10),
+              binary(num_perm=0, values=()), binary(num_perm=1025, values=()),
+              binary(num_perm=3), binary(extra=b"\x00"), binary(flags=1, seed=1 << 32)]
+
+
+@pytest.mark.parametrize("data", BAD_BINARY, ids=range(len(BAD_BINARY)))
+def test_from_binary_refuses_what_the_server_refuses(raw, data):
+    with pytest.raises(psycopg.errors.InvalidBinaryRepresentation) as server:
+        raw.execute("SELECT %s::text", (RawBinary(data),))
+    with pytest.raises(ValueError) as ours:
+        Signature.from_binary(data)
+    assert str(ours.value) == server.value.diag.message_primary
+
+
+def test_signature_from_values_is_minhash_from_array(conn):
+    cases = [([1, 2, 3], 1, "native"), (np.arange(5, dtype=np.int64), -5, "native"),
+             ([4294967295], 4294967295, "datasketch")]
+    for values, seed, family in cases:
+        server = conn.execute(
+            "SELECT minhash_from_array(%s::bigint[], %s::minhash_family, %s)::text",
+            ([int(v) for v in values], family, seed)).fetchone()[0]
+        assert str(Signature(values, seed=seed, family=family)) == server
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        conn.execute("SELECT minhash_from_array(ARRAY[-1]::bigint[])")
+    with pytest.raises(ValueError):
+        Signature([-1])
+    with pytest.raises(ValueError):
+        Signature([1 << 32])
+    with pytest.raises(ValueError):
+        Signature([])
+    with pytest.raises(TypeError):
+        Signature([1.5])
+    with pytest.raises(ValueError):
+        Signature([1], family="datasketch", seed=-1)
+
+
+def test_values_are_a_read_only_copy():
+    source = np.array([1, 2, 3], dtype=np.uint32)
+    sig = Signature(source)
+    source[0] = 9
+    assert sig.values.tolist() == [1, 2, 3]
+    assert sig.values.dtype == np.uint32
+    with pytest.raises(ValueError):
+        sig.values[0] = 5
+
+
+def test_equality_hashing_and_pickling():
+    a = pgminhash.minhash("one two three four five six")
+    assert a == pgminhash.minhash("ONE two three, four five six!")
+    assert a != pgminhash.minhash("one two three four five six", seed=2)
+    assert a != pgminhash.minhash("one two three four five six", family="datasketch")
+    assert a != Signature(a.values, seed=2)
+    assert len({a, pgminhash.minhash("one two three four five six"), Signature(a.values)}) == 1
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert eval(repr(a), {"Signature": Signature}) == a
