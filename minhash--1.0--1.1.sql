@@ -237,3 +237,24 @@ CREATE FUNCTION minhash_lsh_clean_pending_list(index regclass) RETURNS int8
     AS 'MODULE_PATHNAME', 'minhash_lsh_clean_pending_list' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION minhash_lsh_clean_pending_list(regclass) IS
     'merge the pending list of an lsh index (fastupdate) into its tree; returns the rows merged';
+
+-- src/sql/20_functions.sql: band keys of a prefix of each band, and the first
+-- band two signatures share (all pairs of a table outside one index: Citus).
+CREATE FUNCTION minhash_bands(sig minhash, bands integer, "rows" integer, depth integer) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'minhash_bands_depth' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_bands(minhash, integer, integer, integer) IS
+    'one 64-bit hash per LSH band of its first depth values';
+
+CREATE FUNCTION minhash_first_band(a minhash, b minhash, bands integer, "rows" integer, depth integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_first_band' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
+    'first LSH band (1-based) in which a and b agree on the first depth values, or NULL';
+
+-- Citus distributed tables (docs/scale-out.md, "Citus").
+-- src/sql/30_operators.sql: the planner support of %'s function refuses a %
+-- on a distributed table that would reach the workers without the session's
+-- threshold.
+CREATE FUNCTION minhash_threshold_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_threshold_support' LANGUAGE C STRICT;
+ALTER FUNCTION minhash_similar(minhash, minhash) SUPPORT minhash_threshold_support;

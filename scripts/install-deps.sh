@@ -9,6 +9,8 @@
 # libxxhash and libunistring, nothing else), deb (`make deb`), matrix
 # (`make test-matrix`: debootstrap; the chroots get their own packages),
 # python (`make python-install` and `make python-test`, with the build group).
+# The default (test) group also has what scripts/citus.sh needs to build
+# Citus, a test dependency only.
 #
 # MINHASH_PG_MAJOR (default 15) names the PostgreSQL major of the build group
 # (the test group is the host's: 15).
@@ -32,6 +34,8 @@ test=(
     googletest libgtest-dev libbenchmark-dev
     libipc-run-perl python3-jsonschema zlib1g-dev python3 python3-psycopg
     "${python[@]}"
+    # building Citus for tests/t/200_citus.pl (scripts/citus.sh)
+    liblz4-dev libzstd-dev libkrb5-dev
 )
 
 if [ "${1:-}" = --only ]; then

@@ -68,3 +68,32 @@ SELECT minhash_bands('1:[1,2,3,4]', 2, -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash_bands('1:[1,2,3,4]', 2, 3);
 \echo :LAST_ERROR_SQLSTATE
+
+-- minhash_bands(sig, bands, rows, depth): the keys of the first depth values
+-- of each band; depth = rows is the three-argument form
+SELECT minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5, 5) = minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5) AS whole_bands;
+-- agreeing on the first value of a band is enough at depth 1, not at depth 2
+SELECT (minhash_bands('1:[1,2,3,4,5,6]', 3, 2, 1))[2] = (minhash_bands('1:[1,2,3,9,5,6]', 3, 2, 1))[2] AS depth1_shared,
+       (minhash_bands('1:[1,2,3,4,5,6]', 3, 2, 2))[2] = (minhash_bands('1:[1,2,3,9,5,6]', 3, 2, 2))[2] AS depth2_shared;
+SELECT minhash_bands('1:[1,2,3,4]', 2, 2, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_bands('1:[1,2,3,4]', 2, 2, 3);
+\echo :LAST_ERROR_SQLSTATE
+
+-- minhash_first_band(a, b, bands, rows, depth): the first band (from 1) in
+-- which a and b agree on the first depth values, NULL if none
+SELECT minhash_first_band('1:[1,2,3,4,5,6]', '1:[1,9,3,4,5,6]', 3, 2, 2) AS first_whole,
+       minhash_first_band('1:[1,2,3,4,5,6]', '1:[1,9,3,4,5,6]', 3, 2, 1) AS first_prefix,
+       minhash_first_band('1:[1,2,3,4,5,6]', '1:[9,9,9,9,9,9]', 3, 2, 1) AS none,
+       minhash_first_band('1:[1,2,3,4,5,6]', '1:[9,9,9,9,5,9]', 3, 2, 1) AS third;
+-- it is the first band whose keys are equal, as the keys of minhash_bands show
+WITH s AS (SELECT minhash(ARRAY(SELECT g FROM generate_series(1, 60) g)) a,
+                  minhash(ARRAY(SELECT g FROM generate_series(5, 64) g)) b)
+SELECT minhash_first_band(a, b, 30, 4, 4) =
+       (SELECT min(i) FROM generate_subscripts(minhash_bands(a, 30, 4), 1) i
+        WHERE (minhash_bands(a, 30, 4))[i] = (minhash_bands(b, 30, 4))[i]) AS matches_keys
+FROM s;
+SELECT minhash_first_band('1:[1,2,3,4]', '2:[1,2,3,4]', 2, 2, 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_first_band('1:[1,2,3,4]', '1:[1,2,3,4]', 3, 2, 2);
+\echo :LAST_ERROR_SQLSTATE

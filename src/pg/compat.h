@@ -130,4 +130,17 @@ extern "C" {
 #define mh_count_index_search(scan) pgstat_count_index_scan((scan)->indexRelation)
 #endif
 
+/*
+ * 16 typed the callbacks of expression_tree_walker/mutator and
+ * query_tree_walker/mutator (and made those macros that cast them); 15
+ * declares them without arguments, which C++ will not convert to.
+ */
+#if PG_VERSION_NUM >= 160000
+#define MH_WALKER(fn) (fn)
+#define MH_MUTATOR(fn) (fn)
+#else
+#define MH_WALKER(fn) ((bool (*)()) (void (*)(void)) (fn))
+#define MH_MUTATOR(fn) ((Node *(*)()) (void (*)(void)) (fn))
+#endif
+
 #endif							/* MINHASH_PG_COMPAT_H */

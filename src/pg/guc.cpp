@@ -13,6 +13,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -28,12 +29,16 @@ static double minhash_similarity_threshold = 0.5;
 /* a value set before the library was loaded and rejected at load, or NULL */
 static char *threshold_rejected = NULL;
 
-/* any value actually assigned replaces a rejected one */
+/*
+ * Any value actually assigned replaces a rejected one. Plans that carry the
+ * threshold as a constant (queries on Citus tables) are invalidated when it
+ * changes; the variable still holds the old value here.
+ */
 static void
 threshold_assign(double newval, void *extra)
 {
-	(void) newval;
 	(void) extra;
+	mh_citus_threshold_assigned(minhash_similarity_threshold, newval);
 	if (threshold_rejected != NULL)
 	{
 		pfree(threshold_rejected);

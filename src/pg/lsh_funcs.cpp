@@ -21,6 +21,8 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(minhash_lsh_params);
 PG_FUNCTION_INFO_V1(minhash_bands);
+PG_FUNCTION_INFO_V1(minhash_bands_depth);
+PG_FUNCTION_INFO_V1(minhash_first_band);
 }
 #pragma GCC diagnostic pop
 
@@ -75,28 +77,88 @@ minhash_lsh_params(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* minhash_bands(sig, bands, rows) → int8[]: band i hashes values [i·r, (i+1)·r) */
-extern "C" Datum
-minhash_bands(PG_FUNCTION_ARGS)
+/* ERRCODE_INVALID_PARAMETER_VALUE unless bands x rows fit k and 1 <= depth <= rows */
+static void
+check_bands(int num_perm, int32 bands, int32 rows, int32 depth)
 {
-	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
-	int32		bands = PG_GETARG_INT32(1);
-	int32		rows = PG_GETARG_INT32(2);
-	Datum	   *elems;
-
 	if (bands < 1 || rows < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bands and rows must be at least 1, not %d and %d", bands, rows)));
-	if ((int64) bands * rows > sig->num_perm)
+	if ((int64) bands * rows > num_perm)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bands * rows must not exceed num_perm"),
 				 errdetail("%d bands of %d rows need %lld values, the signature has %d.",
-						   bands, rows, (long long) bands * rows, (int) sig->num_perm)));
+						   bands, rows, (long long) bands * rows, num_perm)));
+	if (depth < 1 || depth > rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("depth must be between 1 and rows (%d), not %d", rows, depth)));
+}
 
+/*
+ * Band i hashes values [i·r, i·r + depth), seeded with i: rows agreeing on
+ * the first depth values of a band (an lsh probe or all-pairs walk below the
+ * index's design threshold, docs/lsh.md "Probe depth") share its key.
+ */
+static Datum
+band_keys(MinHashSig *sig, int32 bands, int32 rows, int32 depth)
+{
+	Datum	   *elems;
+
+	check_bands(sig->num_perm, bands, rows, depth);
 	elems = (Datum *) palloc(sizeof(Datum) * bands);
 	for (int b = 0; b < bands; b++)
-		elems[b] = Int64GetDatum((int64) minhash::band_hash(sig->values + (size_t) b * rows, rows, b));
+		elems[b] = Int64GetDatum((int64) minhash::band_hash(sig->values + (size_t) b * rows, depth, b));
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, bands, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
+}
+
+/* minhash_bands(sig, bands, rows) → int8[]: band i hashes values [i·r, (i+1)·r) */
+extern "C" Datum
+minhash_bands(PG_FUNCTION_ARGS)
+{
+	int32		rows = PG_GETARG_INT32(2);
+
+	return band_keys(PG_GETARG_MINHASH_P(0), PG_GETARG_INT32(1), rows, Max(rows, 1));
+}
+
+/* minhash_bands(sig, bands, rows, depth) → int8[]: the first depth values of each band */
+extern "C" Datum
+minhash_bands_depth(PG_FUNCTION_ARGS)
+{
+	return band_keys(PG_GETARG_MINHASH_P(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
+					 PG_GETARG_INT32(3));
+}
+
+/*
+ * minhash_first_band(a, b, bands, rows, depth) → int4: the first band (1 for
+ * the first) in which a and b agree on the first depth values, NULL if none.
+ * Two rows meet in every band they share; an all-pairs search that reports
+ * a pair only from the bucket of this band reports it once
+ * (src/pg/pairs/pairs_walk.cpp does the same in the index).
+ */
+extern "C" Datum
+minhash_first_band(PG_FUNCTION_ARGS)
+{
+	MinHashSig *a = PG_GETARG_MINHASH_P(0);
+	MinHashSig *b = PG_GETARG_MINHASH_P(1);
+	int32		bands = PG_GETARG_INT32(2);
+	int32		rows = PG_GETARG_INT32(3);
+	int32		depth = PG_GETARG_INT32(4);
+
+	minhash_check_compatible(a, b);
+	check_bands(a->num_perm, bands, rows, depth);
+	for (int i = 0; i < bands; i++)
+	{
+		const uint32 *x = a->values + (size_t) i * rows;
+		const uint32 *y = b->values + (size_t) i * rows;
+		int			v = 0;
+
+		while (v < depth && x[v] == y[v])
+			v++;
+		if (v == depth)
+			PG_RETURN_INT32(i + 1);
+	}
+	PG_RETURN_NULL();
 }

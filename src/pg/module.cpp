@@ -3,6 +3,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/minhash.h"
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
@@ -27,6 +28,9 @@ _PG_init(void)
 	lsh_pending_init();			/* the pending list's limit */
 	lsh_explain_init();			/* EXPLAIN ANALYZE's scan counters */
 	pairs_parallel_init();		/* all pairs: when to walk in parallel */
+
+	/* queries on Citus tables: the session's threshold and minhash_agg rewritten */
+	mh_citus_planner_init();
 
 	/* Every minhash.* GUC is defined above; anything else is a typo. */
 	MarkGUCPrefixReserved("minhash");

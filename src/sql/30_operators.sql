@@ -3,9 +3,16 @@
 -- Operators on signatures. % and <%> are the lsh index's operators.
 -- ---------------------------------------------------------------------------
 
+-- The planner support of %'s function: on a Citus coordinator, refuses a %
+-- on a distributed table that would reach the workers without the session's
+-- threshold (src/pg/citus/citus_threshold.cpp, docs/scale-out.md).
+CREATE FUNCTION minhash_threshold_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_threshold_support' LANGUAGE C STRICT;
+
 -- STABLE, not IMMUTABLE: the result depends on minhash.similarity_threshold.
 CREATE FUNCTION minhash_similar(minhash, minhash) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'minhash_similar' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 5;
+    AS 'MODULE_PATHNAME', 'minhash_similar' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 5
+    SUPPORT minhash_threshold_support;
 COMMENT ON FUNCTION minhash_similar(minhash, minhash) IS
     'estimated Jaccard similarity >= minhash.similarity_threshold';
 

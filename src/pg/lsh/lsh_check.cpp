@@ -37,6 +37,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
 
@@ -751,6 +752,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	BlockNumber nfreelisted = 0;
 	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
 
+	mh_citus_refuse_shell_index(indexoid, "minhash_lsh_check");
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	memset(&c, 0, sizeof(c));
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

@@ -6,6 +6,7 @@
 #include "pg/pg_prelude.h"
 
 #include "core/lsh_prefix.h"
+#include "pg/citus/citus.h"
 #include "pg/lsh/lsh_pending.h"
 #include "pg/lsh/lsh_wal.h"
 #include "pg/compat.h"
@@ -767,6 +768,7 @@ minhash_lsh_clean_pending_list(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("The pending list of an lsh index cannot be merged during recovery.")));
+	mh_citus_refuse_shell_index(indexoid, "minhash_lsh_clean_pending_list");
 	/* as VACUUM: the owner of the table, checked before any lock */
 	index = lsh_open_owned(indexoid, RowExclusiveLock, &heap, "minhash_lsh_clean_pending_list");
 	rows = lsh_pending_merge(index, true, true);

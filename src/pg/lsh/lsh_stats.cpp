@@ -5,6 +5,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/lsh/lsh.h"
 
 extern "C" {
@@ -26,6 +27,12 @@ extern "C" Datum
 minhash_lsh_stats(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
+	Datum		distributed;
+
+	/* a Citus table's index is a shell: its shards' indexes, summed */
+	if (mh_citus_lsh_stats(fcinfo, &distributed))
+		PG_RETURN_DATUM(distributed);
+
 	Relation	heap;
 	Relation	index = lsh_open_owned(indexoid, AccessShareLock, &heap, "minhash_lsh_stats");
 	TupleDesc	tupdesc;

@@ -19,6 +19,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/pairs/pairs.h"
 
 extern "C" {
@@ -327,6 +328,8 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 						format_type_be(args.key_type)),
 				 errdetail("A cluster is named by its smallest key.")));
 	st.key_lt = tce->lt_opr;
+	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE))
+		return (Datum) 0;		/* a Citus table, by distributed SQL */
 	InitMaterializedSRF(fcinfo, 0);
 	st.out = rsinfo->setResult;
 	st.outdesc = rsinfo->setDesc;

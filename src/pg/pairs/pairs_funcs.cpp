@@ -7,6 +7,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "pg/citus/citus.h"
 #include "pg/pairs/pairs.h"
 
 extern "C" {
@@ -47,6 +48,8 @@ similar_pairs(FunctionCallInfo fcinfo, bool polymorphic)
 
 	/* (index, key_column[, key_type], threshold, exact, text_column, unit, k) */
 	pairs_parse_args(fcinfo, &args, "minhash_similar_pairs", polymorphic, first, first + 1);
+	if (mh_citus_similar_pairs(fcinfo, &args))
+		return (Datum) 0;		/* a Citus table, by distributed SQL */
 	InitMaterializedSRF(fcinfo, 0);
 	out.store = rsinfo->setResult;
 	out.desc = rsinfo->setDesc;

@@ -1,0 +1,875 @@
+/*
+ * minhash_similar_pairs and minhash_clusters on a Citus table.
+ *
+ * The coordinator's lsh index is an empty shell and the shards' indexes each
+ * see a part of the rows, so the pairs of the table come out of Citus's own
+ * distributed execution instead of an index walk, with the same definition
+ * as the walk's (pairs.h): two rows are a pair when their signatures agree
+ * on the first `depth` values of some band (depth: the index's rows, or the
+ * probe depth of a threshold below its design threshold, lsh_probe_depth)
+ * and the estimate reaches the threshold; each pair once.
+ *
+ *  A  every row's band keys, minhash_bands(sig, bands, rows, depth), go into a
+ *     scratch table distributed by key (INSERT .. SELECT, which Citus
+ *     repartitions worker to worker): equal keys meet on one shard;
+ *  B  the keys shared by two rows or more go back beside their rows (a table
+ *     colocated with the indexed table);
+ *  C  those keys with their rows' signatures and keys (a join with the table
+ *     on its own shards), repartitioned by key again: a signature travels
+ *     once per band it shares with another row;
+ *  D  on each shard of that table, the pairs of each key's rows are verified:
+ *     the same band (keys are seeded by band number), the key's band the
+ *     first in which the signatures agree (minhash_first_band: each pair is
+ *     reported from one band only, as the walk does), the estimate at the
+ *     threshold (minhash_similar, the % operator's); only pairs travel to the
+ *     coordinator.
+ *
+ * The coordinator runs statements and receives pairs, which go to the
+ * function's tuplestore (spilling beyond work_mem) or, for clusters, to a
+ * union-find over the rows met in pairs (about 30 bytes a row, as the
+ * single-server union-find's 6 bytes a row grows with the table) and a
+ * tuplestore/tuplesort of members or edges.
+ *
+ * Rows are named by (worker_hash(distribution column), ctid): rows of equal
+ * hash live in one shard, whose ctids are distinct. The scratch tables are
+ * unlogged, live in the indexed table's schema, belong to the caller and are
+ * dropped before the function returns (an error rolls them back with the
+ * transaction). In
+ * READ COMMITTED each step sees the rows committed when it starts; under
+ * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
+ *
+ * Supported: hash-distributed tables whose lsh index is on a plain column,
+ * estimates (not exact => true). The rest is refused with a hint.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/citus/citus.h"
+#include "pg/pairs/pairs.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_collate.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/tuplesort.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+}
+
+/* What the distributed statements need to know. */
+typedef struct CitusPairsPlan
+{
+	const char *funcname;
+	Oid			relid;
+	const char *table;			/* qualified, quoted */
+	const char *dist;			/* distribution column, quoted */
+	const char *dist_type;		/* its type, qualified, with typmod and COLLATE */
+	const char *dist_eq;		/* its equality operator, OPERATOR(schema.=) */
+	const char *sig;			/* the indexed column, quoted */
+	const char *key;			/* the key column, quoted */
+	const char *key_type;		/* the type keys are returned as, qualified */
+	const char *key_column;		/* the same with the key's collation, for a column */
+	Oid			key_typid;
+	Oid			key_collation;
+	bool		key_ordered;	/* key_type has a btree order: key_a < key_b */
+	const char *ext;			/* the extension's schema, quoted */
+	Oid			scratch_nsp;
+	int			bands;
+	int			rows;
+	int			depth;
+	int			nshards;
+	double		threshold;
+} CitusPairsPlan;
+
+/* One verified pair as the final statement returns it. */
+typedef struct CitusPair
+{
+	Datum		key_a;
+	Datum		key_b;
+	double		similarity;
+	int32		hash_a;			/* for clusters: the rows' names */
+	ItemPointer tid_a;
+	int32		hash_b;
+	ItemPointer tid_b;
+} CitusPair;
+
+typedef void (*CitusPairFn) (const CitusPair *pair, void *arg);
+
+[[noreturn]] static void
+unsupported(const CitusPairsPlan *plan, const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s on Citus table \"%s\" does not support %s", plan->funcname,
+					get_rel_name(plan->relid), what),
+			 errhint("%s", hint)));
+}
+
+static const char *
+qualified_type(Oid typid, int32 typmod)
+{
+	return format_type_extended(typid, typmod, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/* OPERATOR(schema.name) of an operator, for statements run with a restricted search_path */
+static const char *
+qualified_operator(Oid opno)
+{
+	HeapTuple	tp = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
+	Form_pg_operator op;
+	const char *result;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for operator %u", opno);
+	op = (Form_pg_operator) GETSTRUCT(tp);
+	result = psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
+					  NameStr(op->oprname));
+	ReleaseSysCache(tp);
+	return result;
+}
+
+/*
+ * Is the index's table a Citus table, and can its pairs be computed here?
+ * Fills *plan, or raises the error that says what is not supported.
+ */
+static bool
+plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
+{
+	Oid			relid = IndexGetRelation(args->indexoid, true);
+	char		method;
+	Relation	heap;
+	Relation	index;
+	AttrNumber	distattno;
+	AttrNumber	keyattno;
+	Var		   *keyvar;
+	Node	   *keyexpr;
+	Oid			nsp;
+	MhCitusIndexStats st;
+	LshIndexParams params;
+	Form_pg_attribute dist;
+	TypeCacheEntry *tce;
+
+	if (!OidIsValid(relid) || (method = mh_citus_table_method(relid)) == 0)
+		return false;
+	memset(plan, 0, sizeof(*plan));
+	plan->funcname = funcname;
+	plan->relid = relid;
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		unsupported(plan, "partitioned tables",
+					"Call it on the index of each partition (pairs across partitions are not found), or distribute an unpartitioned table.");
+	if (method != 'h')
+		unsupported(plan, method == 'n' ? "reference or local tables" : "range- or append-distributed tables",
+					"Distribute the table by hash: SELECT create_distributed_table(table, column).");
+
+	heap = table_open(relid, AccessShareLock);
+	index = index_open(args->indexoid, AccessShareLock);
+	if (!lsh_is_lsh_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errdetail("It may miss rows: its build failed or is in progress."),
+				 errhint("REINDEX the index.")));
+	if (!args->exact && (args->text_column != NULL || args->unit != NULL || args->k >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("text_column, unit and k are used only with exact => true")));
+	if (args->exact)
+		unsupported(plan, "exact => true",
+					"Find the pairs on the estimate, then compute the exact similarity of those pairs with jaccard(minhash_shingles(a.body), minhash_shingles(b.body)).");
+	if (index->rd_index->indnatts != 1 || index->rd_index->indkey.values[0] == 0 ||
+		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+		unsupported(plan, "expression or partial indexes",
+					"Store the signature in a column (ALTER TABLE ... ADD COLUMN sig minhash GENERATED ALWAYS AS (minhash(body)) STORED) and index that column.");
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not support tables with row-level security", funcname),
+				 errdetail("Row-level security is enabled for table \"%s\".",
+						   RelationGetRelationName(heap))));
+
+	nsp = RelationGetNamespace(heap);
+	plan->table = quote_qualified_identifier(get_namespace_name(nsp), RelationGetRelationName(heap));
+	plan->sig = quote_identifier(get_attname(relid, index->rd_index->indkey.values[0], false));
+	distattno = mh_citus_distribution_column(relid);
+	if (distattno <= 0)
+		elog(ERROR, "could not find the distribution column of \"%s\"", RelationGetRelationName(heap));
+	dist = TupleDescAttr(RelationGetDescr(heap), distattno - 1);
+	plan->dist = quote_identifier(NameStr(dist->attname));
+	plan->dist_type = OidIsValid(dist->attcollation) ?
+		psprintf("%s COLLATE %s", qualified_type(dist->atttypid, dist->atttypmod),
+				 generate_collation_name(dist->attcollation)) :
+		qualified_type(dist->atttypid, dist->atttypmod);
+	tce = lookup_type_cache(dist->atttypid, TYPECACHE_EQ_OPR | TYPECACHE_LT_OPR);
+	if (!OidIsValid(tce->eq_opr) || !OidIsValid(tce->lt_opr))
+		unsupported(plan, "distribution columns without a btree order",
+					"Distribute the table by a column of a type with a btree operator class.");
+	plan->dist_eq = qualified_operator(tce->eq_opr);
+
+	/* the key, coerced as on one server (pairs_setup.cpp, key_expression) */
+	keyattno = get_attnum(relid, args->key_column);
+	if (keyattno == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("key column \"%s\" of relation \"%s\" does not exist",
+						args->key_column, RelationGetRelationName(heap))));
+	if (keyattno < 0)
+		unsupported(plan, "system columns as keys", "Use a column of the table as the key.");
+	{
+		Oid			typid;
+		int32		typmod;
+		Oid			collid;
+
+		get_atttypetypmodcoll(relid, keyattno, &typid, &typmod, &collid);
+		keyvar = makeVar(1, keyattno, typid, typmod, collid, 0);
+	}
+	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
+									COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
+	if (keyexpr == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("key column \"%s\" is of type %s, which cannot be returned as %s",
+						args->key_column, format_type_be(keyvar->vartype),
+						format_type_be(args->key_type)),
+				 errhint("Pass key_type => NULL::%s to get keys of the column's own type.",
+						 format_type_be(keyvar->vartype))));
+	assign_expr_collations(NULL, keyexpr);
+	plan->key_collation = exprCollation(keyexpr);
+	plan->key = quote_identifier(args->key_column);
+	plan->key_typid = args->key_type;
+	plan->key_type = qualified_type(args->key_type, -1);
+	/* the scratch table's keys compare (LEAST, GREATEST) in the key's collation */
+	plan->key_column = OidIsValid(plan->key_collation) ?
+		psprintf("%s COLLATE %s", plan->key_type, generate_collation_name(plan->key_collation)) :
+		plan->key_type;
+	tce = lookup_type_cache(args->key_type, TYPECACHE_LT_OPR);
+	plan->key_ordered = OidIsValid(tce->lt_opr);
+	plan->ext = quote_identifier(get_namespace_name(args->ext_namespace));
+	plan->threshold = args->threshold;
+
+	/* the scratch tables go beside the table: the caller must be able to create there */
+	if (mh_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s on Citus table \"%s\" needs CREATE on schema \"%s\"", funcname,
+						RelationGetRelationName(heap), get_namespace_name(nsp)),
+				 errdetail("It computes the pairs in scratch tables distributed over the workers, created in the table's schema and dropped before it returns.")));
+	plan->scratch_nsp = nsp;
+
+	/* the shards' index parameters (they must agree), and the probe depth at the threshold */
+	mh_citus_index_stats(relid, args->indexoid, args->ext_namespace, &st);
+	plan->nshards = st.nshards;
+	plan->bands = st.bands;
+	plan->rows = st.rows;
+	if (st.num_perm > 0)
+	{
+		memset(&params, 0, sizeof(params));
+		params.num_perm = st.num_perm;
+		params.bands = st.bands;
+		params.rows = st.rows;
+		params.version = LSH_VERSION;
+		plan->depth = lsh_probe_depth(&params, plan->threshold);
+	}
+
+	index_close(index, NoLock);
+	table_close(heap, NoLock);
+	return true;
+}
+
+static void
+spi_exec(const char *sql, int expected)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "%s failed (SPI result %d): %s", expected == SPI_OK_SELECT ? "query" : "statement",
+			 rc, sql);
+}
+
+/*
+ * Runs steps A-D (top of this file) and calls fn for each verified pair;
+ * with_rows adds the rows' names (clusters). Nothing if no shard ever saw a
+ * signature.
+ */
+static void
+run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
+{
+	static uint32 counter = 0;
+	const char *nsp = get_namespace_name(plan->scratch_nsp);
+	char	   *base = psprintf("minhash_pairs_%d_%u", MyProcPid, ++counter);
+	const char *bands_t = quote_qualified_identifier(nsp, psprintf("%s_b", base));
+	const char *cand_t = quote_qualified_identifier(nsp, psprintf("%s_c", base));
+	const char *entries_t = quote_qualified_identifier(nsp, psprintf("%s_e", base));
+	const char *bandkeys;
+	const char *final;
+	int			save_nestlevel;
+	Portal		portal;
+	SPIPlanPtr	prepared;
+	int			ncols = with_rows ? 7 : 3;
+
+	if (plan->bands == 0)
+		return;
+	bandkeys = psprintf("%s.minhash_bands(t.%s, %d, %d, %d)", plan->ext, plan->sig, plan->bands,
+						plan->rows, plan->depth);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* every name below is qualified; nothing of the caller's search_path applies */
+	save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, d %s, tid tid)", bands_t, plan->dist_type),
+			 SPI_OK_UTILITY);
+	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => 'none', shard_count => %d)",
+					  quote_literal_cstr(bands_t), plan->nshards), SPI_OK_SELECT);
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (d %s, tid tid, bkey int8, band int4)", cand_t, plan->dist_type),
+			 SPI_OK_UTILITY);
+	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
+					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
+					  entries_t, plan->key_column, plan->ext), SPI_OK_UTILITY);
+	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => %s)",
+					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
+
+	/* A: every row's band keys, by key */
+	spi_exec(psprintf("INSERT INTO %s (bkey, band, d, tid)"
+					  " SELECT k.key, k.band::int4, t.%s, t.ctid"
+					  " FROM %s t CROSS JOIN LATERAL unnest(%s) WITH ORDINALITY AS k(key, band)"
+					  " WHERE t.%s IS NOT NULL",
+					  bands_t, plan->dist, plan->table, bandkeys, plan->key), SPI_OK_INSERT);
+	/* B: the keys shared by two rows or more, beside their rows */
+	spi_exec(psprintf("INSERT INTO %s (d, tid, bkey, band)"
+					  " SELECT b.d, b.tid, b.bkey, b.band FROM %s b"
+					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)",
+					  cand_t, bands_t, bands_t), SPI_OK_INSERT);
+	/* C: those keys with their rows' signatures and keys, by key */
+	spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
+					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
+					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid",
+					  entries_t, plan->dist, plan->key, plan->key_type, plan->sig,
+					  plan->table, cand_t, plan->dist_eq, plan->dist), SPI_OK_INSERT);
+	spi_exec(psprintf("DROP TABLE %s, %s", cand_t, bands_t), SPI_OK_UTILITY);
+
+	/* D: each key's pairs verified on its shard; only pairs come back */
+	final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s"
+					 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
+					 "  AND (x.h, x.tid) < (y.h, y.tid)"
+					 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
+					 "   AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
+					 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
+					 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
+					 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
+					 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
+					 plan->ext, psprintf("'%.17g'", plan->threshold));
+	prepared = SPI_prepare(final, 0, NULL);
+	if (prepared == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", final);
+	portal = SPI_cursor_open(NULL, prepared, NULL, NULL, true);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	t = SPI_tuptable->vals[i];
+			TupleDesc	d = SPI_tuptable->tupdesc;
+			bool		isnull[7];
+			Datum		v[7];
+			CitusPair	pair;
+
+			for (int c = 0; c < ncols; c++)
+				v[c] = SPI_getbinval(t, d, c + 1, &isnull[c]);
+			pair.key_a = v[0];
+			pair.key_b = v[1];
+			pair.similarity = DatumGetFloat8(v[2]);
+			if (with_rows)
+			{
+				pair.hash_a = DatumGetInt32(v[3]);
+				pair.tid_a = (ItemPointer) DatumGetPointer(v[4]);
+				pair.hash_b = DatumGetInt32(v[5]);
+				pair.tid_b = (ItemPointer) DatumGetPointer(v[6]);
+			}
+			fn(&pair, arg);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	spi_exec(psprintf("DROP TABLE %s", entries_t), SPI_OK_UTILITY);
+	AtEOXact_GUC(true, save_nestlevel);
+	SPI_finish();
+}
+
+/* --- minhash_similar_pairs --- */
+
+typedef struct PairsSink
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;
+} PairsSink;
+
+static void
+store_pair(const CitusPair *pair, void *arg)
+{
+	PairsSink  *sink = (PairsSink *) arg;
+	Datum		values[3] = {pair->key_a, pair->key_b, Float8GetDatum(pair->similarity)};
+	bool		nulls[3] = {false, false, false};
+
+	tuplestore_putvalues(sink->store, sink->desc, values, nulls);
+}
+
+bool
+mh_citus_similar_pairs(FunctionCallInfo fcinfo, const PairsArgs *args)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	CitusPairsPlan plan;
+	PairsSink	sink;
+
+	if (!plan_pairs(args, args->funcname, &plan))
+		return false;
+	InitMaterializedSRF(fcinfo, 0);
+	sink.store = rsinfo->setResult;
+	sink.desc = rsinfo->setDesc;
+	run_pairs(&plan, false, store_pair, &sink);
+	return true;
+}
+
+/* --- minhash_clusters: the rows met in pairs, numbered 0, 1, ... as they come --- */
+
+typedef struct RowName
+{
+	int32		hash;
+	BlockNumber block;
+	OffsetNumber offset;
+	bool		used;
+	uint32		id;
+} RowName;
+
+typedef struct ClusterSink
+{
+	bool		representative;
+	const CitusPairsPlan *plan;
+	int16		key_typlen;
+	bool		key_typbyval;
+	Oid			key_lt;
+	MemoryContext cxt;
+
+	/* open addressing by row name; capacity a power of two, at most half full */
+	RowName    *slots;
+	uint32		capacity;
+	uint32		nrows;
+	uint32	   *parent;			/* union-find over row ids (connected) */
+	uint8	   *taken;			/* row ids already in a cluster (representative) */
+	Size		parent_cap;
+
+	Tuplestorestate *members;	/* connected: (id, key) of each row, once */
+	TupleDesc	memberdesc;
+	Tuplesortstate *edges;		/* representative: both directions of each pair */
+	TupleDesc	edgedesc;
+	TupleTableSlot *edgeslot;
+
+	Tuplestorestate *out;
+	TupleDesc	outdesc;
+} ClusterSink;
+
+static uint32
+row_hash(int32 h, ItemPointer tid)
+{
+	uint64		x = ((uint64) (uint32) h << 32) ^
+		((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) ^ ItemPointerGetOffsetNumberNoCheck(tid);
+
+	return (uint32) hash_bytes_uint32((uint32) x) ^ (uint32) (x >> 32) * 0x9E3779B1u;
+}
+
+static void
+grow_rows(ClusterSink *s)
+{
+	uint32		cap = s->capacity * 2;
+	RowName    *old = s->slots;
+	uint32		oldcap = s->capacity;
+
+	s->slots = (RowName *) MemoryContextAllocExtended(s->cxt, sizeof(RowName) * cap,
+													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	s->capacity = cap;
+	for (uint32 i = 0; i < oldcap; i++)
+	{
+		ItemPointerData tid;
+		uint32		j;
+
+		if (!old[i].used)
+			continue;
+		ItemPointerSet(&tid, old[i].block, old[i].offset);
+		j = row_hash(old[i].hash, &tid) & (cap - 1);
+		while (s->slots[j].used)
+			j = (j + 1) & (cap - 1);
+		s->slots[j] = old[i];
+	}
+	pfree(old);
+}
+
+/* the id of a row, *fresh if it is met for the first time */
+static uint32
+row_id(ClusterSink *s, int32 h, ItemPointer tid, bool *fresh)
+{
+	uint32		j = row_hash(h, tid) & (s->capacity - 1);
+	BlockNumber block = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	while (s->slots[j].used)
+	{
+		if (s->slots[j].hash == h && s->slots[j].block == block && s->slots[j].offset == offset)
+		{
+			*fresh = false;
+			return s->slots[j].id;
+		}
+		j = (j + 1) & (s->capacity - 1);
+	}
+	if (s->nrows == PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("minhash_clusters supports at most %u rows with a similar partner", PG_UINT32_MAX)));
+	s->slots[j].used = true;
+	s->slots[j].hash = h;
+	s->slots[j].block = block;
+	s->slots[j].offset = offset;
+	s->slots[j].id = s->nrows++;
+	*fresh = true;
+	if (s->nrows > s->parent_cap)
+	{
+		Size		cap = Max(s->parent_cap * 2, 1024);
+
+		if (s->parent == NULL)
+		{
+			s->parent = (uint32 *) MemoryContextAllocExtended(s->cxt, sizeof(uint32) * cap, MCXT_ALLOC_HUGE);
+			s->taken = (uint8 *) MemoryContextAllocExtended(s->cxt, cap / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		}
+		else
+		{
+			s->parent = (uint32 *) repalloc_huge(s->parent, sizeof(uint32) * cap);
+			s->taken = (uint8 *) repalloc_huge(s->taken, cap / 8 + 1);
+			memset(s->taken + s->parent_cap / 8 + 1, 0, cap / 8 - s->parent_cap / 8);
+		}
+		s->parent_cap = cap;
+	}
+	s->parent[s->slots[j].id] = s->slots[j].id;
+	if (s->nrows * 2 > s->capacity)
+		grow_rows(s);
+	return s->nrows - 1;
+}
+
+#define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
+#define BIT_SET(bits, i)	((bits)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+static uint32
+uf_find(uint32 *parent, uint32 x)
+{
+	while (parent[x] != x)
+	{
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+static void
+uf_union(uint32 *parent, uint32 x, uint32 y)
+{
+	x = uf_find(parent, x);
+	y = uf_find(parent, y);
+	if (x < y)
+		parent[y] = x;
+	else if (y < x)
+		parent[x] = y;
+}
+
+static void
+put_edge(ClusterSink *s, Datum kx, uint32 x, Datum ky, uint32 y)
+{
+	TupleTableSlot *slot = s->edgeslot;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = kx;
+	slot->tts_values[1] = Int64GetDatum(x);
+	slot->tts_values[2] = ky;
+	slot->tts_values[3] = Int64GetDatum(y);
+	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(s->edges, slot);
+}
+
+static void
+collect_pair(const CitusPair *pair, void *arg)
+{
+	ClusterSink *s = (ClusterSink *) arg;
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	bool		fresh_a;
+	bool		fresh_b;
+	uint32		a = row_id(s, pair->hash_a, pair->tid_a, &fresh_a);
+	uint32		b = row_id(s, pair->hash_b, pair->tid_b, &fresh_b);
+
+	if (!s->representative)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		uf_union(s->parent, a, b);
+		if (fresh_a)
+		{
+			values[0] = Int64GetDatum(a);
+			values[1] = pair->key_a;
+			tuplestore_putvalues(s->members, s->memberdesc, values, nulls);
+		}
+		if (fresh_b)
+		{
+			values[0] = Int64GetDatum(b);
+			values[1] = pair->key_b;
+			tuplestore_putvalues(s->members, s->memberdesc, values, nulls);
+		}
+	}
+	else
+	{
+		put_edge(s, pair->key_a, a, pair->key_b, b);
+		put_edge(s, pair->key_b, b, pair->key_a, a);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+emit(ClusterSink *s, Datum key, Datum cluster_id)
+{
+	Datum		values[2] = {key, cluster_id};
+	bool		nulls[2] = {false, false};
+
+	tuplestore_putvalues(s->out, s->outdesc, values, nulls);
+}
+
+/* components: sorted by (root, key, id); the first key of each root names it */
+static void
+finish_connected(ClusterSink *s)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(3);
+	AttrNumber	cols[3] = {1, 2, 3};
+	Oid			ops[3] = {Int8LessOperator, s->key_lt, Int8LessOperator};
+	Oid			colls[3] = {InvalidOid, s->plan->key_collation, InvalidOid};
+	bool		nullsfirst[3] = {false, false, false};
+	Tuplesortstate *sort;
+	TupleTableSlot *in;
+	TupleTableSlot *slot;
+	TupleTableSlot *sorted;
+	bool		have_root = false;
+	int64		root = 0;
+	Datum		cluster_id = (Datum) 0;
+	uint64		n = 0;
+
+	TupleDescInitEntry(desc, 1, "root", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 2, "key", s->plan->key_typid, -1, 0);
+	TupleDescInitEntryCollation(desc, 2, s->plan->key_collation);
+	TupleDescInitEntry(desc, 3, "id", INT8OID, -1, 0);
+	sort = tuplesort_begin_heap(desc, 3, cols, ops, colls, nullsfirst, work_mem, NULL,
+								TUPLESORT_NONE);
+	in = MakeSingleTupleTableSlot(s->memberdesc, &TTSOpsMinimalTuple);
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	sorted = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+
+	tuplestore_rescan(s->members);
+	while (tuplestore_gettupleslot(s->members, true, false, in))
+	{
+		uint32		id;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(in);
+		id = (uint32) DatumGetInt64(in->tts_values[0]);
+		ExecClearTuple(slot);
+		slot->tts_values[0] = Int64GetDatum(uf_find(s->parent, id));
+		slot->tts_values[1] = in->tts_values[1];
+		slot->tts_values[2] = in->tts_values[0];
+		memset(slot->tts_isnull, 0, sizeof(bool) * 3);
+		ExecStoreVirtualTuple(slot);
+		tuplesort_puttupleslot(sort, slot);
+	}
+	tuplesort_performsort(sort);
+	while (tuplesort_gettupleslot(sort, true, false, sorted, NULL))
+	{
+		int64		r;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(sorted);
+		r = DatumGetInt64(sorted->tts_values[0]);
+		if (!have_root || r != root)
+		{
+			if (have_root && !s->key_typbyval)
+				pfree(DatumGetPointer(cluster_id));
+			have_root = true;
+			root = r;
+			cluster_id = datumCopy(sorted->tts_values[1], s->key_typbyval, s->key_typlen);
+		}
+		emit(s, sorted->tts_values[1], cluster_id);
+	}
+	tuplesort_end(sort);
+	ExecDropSingleTupleTableSlot(in);
+	ExecDropSingleTupleTableSlot(slot);
+	ExecDropSingleTupleTableSlot(sorted);
+}
+
+/*
+ * representatives: rows in key order; a row not yet taken takes every
+ * neighbour not yet taken (pairs_clusters.cpp explains why it is then the
+ * smallest key of its cluster)
+ */
+static void
+finish_representative(ClusterSink *s)
+{
+	TupleTableSlot *sorted = MakeSingleTupleTableSlot(s->edgedesc, &TTSOpsMinimalTuple);
+	bool		have_x = false;
+	uint32		x = 0;
+	Datum		xkey = (Datum) 0;
+	bool		is_rep = false;
+	uint64		members = 0;
+	uint64		n = 0;
+
+	tuplesort_performsort(s->edges);
+	for (;;)
+	{
+		bool		more = tuplesort_gettupleslot(s->edges, true, false, sorted, NULL);
+		uint32		rx = 0;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (more)
+		{
+			slot_getallattrs(sorted);
+			rx = (uint32) DatumGetInt64(sorted->tts_values[1]);
+		}
+		if (have_x && (!more || rx != x))
+		{
+			if (is_rep && members > 0)
+				emit(s, xkey, xkey);
+			have_x = false;
+		}
+		if (!more)
+			break;
+		if (!have_x)
+		{
+			if (!s->key_typbyval && xkey != (Datum) 0)
+				pfree(DatumGetPointer(xkey));
+			have_x = true;
+			x = rx;
+			xkey = datumCopy(sorted->tts_values[0], s->key_typbyval, s->key_typlen);
+			is_rep = !BIT_TEST(s->taken, x);
+			if (is_rep)
+				BIT_SET(s->taken, x);
+			members = 0;
+		}
+		if (is_rep)
+		{
+			uint32		y = (uint32) DatumGetInt64(sorted->tts_values[3]);
+
+			if (!BIT_TEST(s->taken, y))
+			{
+				BIT_SET(s->taken, y);
+				emit(s, sorted->tts_values[2], xkey);
+				members++;
+			}
+		}
+	}
+	tuplesort_end(s->edges);
+	ExecDropSingleTupleTableSlot(sorted);
+}
+
+bool
+mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool representative)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	CitusPairsPlan plan;
+	ClusterSink s;
+	MemoryContext old;
+
+	if (!plan_pairs(args, args->funcname, &plan))
+		return false;
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&s, 0, sizeof(s));
+	s.representative = representative;
+	s.plan = &plan;
+	s.out = rsinfo->setResult;
+	s.outdesc = rsinfo->setDesc;
+	s.key_lt = lookup_type_cache(plan.key_typid, TYPECACHE_LT_OPR)->lt_opr;
+	get_typlenbyval(plan.key_typid, &s.key_typlen, &s.key_typbyval);
+	s.cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash citus clusters", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(s.cxt);
+	s.capacity = 1024;
+	s.slots = (RowName *) palloc0(sizeof(RowName) * s.capacity);
+	if (!representative)
+	{
+		s.memberdesc = CreateTemplateTupleDesc(2);
+		TupleDescInitEntry(s.memberdesc, 1, "id", INT8OID, -1, 0);
+		TupleDescInitEntry(s.memberdesc, 2, "key", plan.key_typid, -1, 0);
+		s.members = tuplestore_begin_heap(false, false, work_mem);
+	}
+	else
+	{
+		AttrNumber	cols[4] = {1, 2, 3, 4};
+		Oid			ops[4] = {s.key_lt, Int8LessOperator, s.key_lt, Int8LessOperator};
+		Oid			colls[4] = {plan.key_collation, InvalidOid, plan.key_collation, InvalidOid};
+		bool		nullsfirst[4] = {false, false, false, false};
+
+		s.edgedesc = CreateTemplateTupleDesc(4);
+		TupleDescInitEntry(s.edgedesc, 1, "key_x", plan.key_typid, -1, 0);
+		TupleDescInitEntryCollation(s.edgedesc, 1, plan.key_collation);
+		TupleDescInitEntry(s.edgedesc, 2, "id_x", INT8OID, -1, 0);
+		TupleDescInitEntry(s.edgedesc, 3, "key_y", plan.key_typid, -1, 0);
+		TupleDescInitEntryCollation(s.edgedesc, 3, plan.key_collation);
+		TupleDescInitEntry(s.edgedesc, 4, "id_y", INT8OID, -1, 0);
+		s.edges = tuplesort_begin_heap(s.edgedesc, 4, cols, ops, colls, nullsfirst, work_mem,
+									   NULL, TUPLESORT_NONE);
+		s.edgeslot = MakeSingleTupleTableSlot(s.edgedesc, &TTSOpsVirtual);
+	}
+	MemoryContextSwitchTo(old);
+
+	run_pairs(&plan, true, collect_pair, &s);
+
+	old = MemoryContextSwitchTo(s.cxt);
+	if (!representative)
+	{
+		finish_connected(&s);
+		tuplestore_end(s.members);
+	}
+	else
+	{
+		finish_representative(&s);
+		ExecDropSingleTupleTableSlot(s.edgeslot);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(s.cxt);
+	return true;
+}

@@ -1,0 +1,192 @@
+/*
+ * The planner hook for queries on Citus tables.
+ *
+ * Citus ships a query to the shards as SQL text deparsed from the query it
+ * was given -- a copy taken before PostgreSQL's planner, and with it every
+ * planner support function, sees the query. What must change in the shipped
+ * text is therefore changed here, in a hook that runs before Citus's
+ * (minhash loaded after citus), and only in queries that read a Citus table:
+ *
+ *  - `a % b` becomes minhash_similar(a, b, <the session's threshold>)
+ *    (citus_threshold.cpp): the workers never see this session's
+ *    minhash.similarity_threshold;
+ *  - minhash_agg(x [, k, seed]) becomes
+ *    minhash_merge_agg(minhash(ARRAY[x] [, k, seed])) (citus_aggregates.cpp):
+ *    Citus computes partial aggregates on the workers only for aggregates
+ *    whose declared argument types are those of the call, which a
+ *    polymorphic aggregate's (anyelement) never are.
+ *
+ * A plan holding a threshold carries an invalidation item that a change of
+ * the setting fires (citus_threshold.cpp), so cached plans are re-planned.
+ *
+ * The hook must be in place before the session's first query is planned:
+ * minhash loaded at postmaster or session start (shared_preload_libraries
+ * after citus, or session_preload_libraries). Loaded on first use instead --
+ * inside some query's planning, too late for it -- the hook stays off for
+ * the whole session, so that behaviour does not depend on which query ran
+ * first: then `%` on a Citus table is refused (minhash_threshold_support)
+ * and minhash_agg is gathered to the coordinator, as without this hook.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/citus/citus.h"
+#include "pg/minhash.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+}
+
+static planner_hook_type prev_planner_hook = NULL;
+static bool hook_installed = false;
+
+bool
+mh_citus_hook_installed(void)
+{
+	return hook_installed;
+}
+
+bool
+mh_citus_installed(void)
+{
+	return OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE));
+}
+
+bool
+mh_is_own_c_function(Oid funcid, const char *symbol, int nargs)
+{
+	HeapTuple	tp;
+	Form_pg_proc p;
+	bool		result = false;
+
+	if (!OidIsValid(funcid))
+		return false;
+	tp = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (!HeapTupleIsValid(tp))
+		return false;
+	p = (Form_pg_proc) GETSTRUCT(tp);
+	if (p->prolang == ClanguageId && (nargs < 0 || p->pronargs == nargs))
+	{
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &isnull);
+
+		if (!isnull && strcmp(TextDatumGetCString(src), symbol) == 0)
+		{
+			Datum		bin = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_probin, &isnull);
+
+			if (!isnull)
+			{
+				char	   *path = TextDatumGetCString(bin);
+				const char *base = strrchr(path, '/');
+
+				/* $libdir/minhash, or with the platform's suffix */
+				base = base ? base + 1 : path;
+				result = strncmp(base, "minhash", 7) == 0 && (base[7] == '\0' || base[7] == '.');
+			}
+		}
+	}
+	ReleaseSysCache(tp);
+	return result;
+}
+
+/* Does the tree use `%` or minhash_agg? */
+static bool
+uses_rewritten_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (mh_citus_is_threshold_op(node) || (IsA(node, Aggref) && mh_citus_is_minhash_agg((Aggref *) node)))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, MH_WALKER(uses_rewritten_walker), context, 0);
+	return expression_tree_walker(node, MH_WALKER(uses_rewritten_walker), context);
+}
+
+/* Does the query read a Citus table (at any level)? */
+static bool
+reads_citus_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		return rte->rtekind == RTE_RELATION && mh_citus_table_method(rte->relid) != 0;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, MH_WALKER(reads_citus_walker), context,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, MH_WALKER(reads_citus_walker), context);
+}
+
+typedef struct RewriteContext
+{
+	MhThresholdRewrite threshold;
+} RewriteContext;
+
+static Node *
+rewrite_mutator(Node *node, RewriteContext *ctx)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Query))
+		return (Node *) query_tree_mutator((Query *) node, MH_MUTATOR(rewrite_mutator), ctx, 0);
+	/* the children first: an argument may hold another % */
+	node = expression_tree_mutator(node, MH_MUTATOR(rewrite_mutator), ctx);
+	if (mh_citus_is_threshold_op(node))
+		return mh_citus_threshold_call(node, &ctx->threshold);
+	if (IsA(node, Aggref) && mh_citus_is_minhash_agg((Aggref *) node))
+		return mh_citus_merge_form((Aggref *) node);
+	return node;
+}
+
+static PlannedStmt *
+citus_planner(Query *parse, const char *query_string, int cursorOptions,
+			  ParamListInfo boundParams)
+{
+	RewriteContext ctx;
+	PlannedStmt *result;
+
+	memset(&ctx, 0, sizeof(ctx));
+	/* only in a database with Citus, for a query that reads a Citus table */
+	if (mh_citus_installed() &&
+		uses_rewritten_walker((Node *) parse, NULL) &&
+		reads_citus_walker((Node *) parse, NULL))
+		parse = query_tree_mutator(parse, MH_MUTATOR(rewrite_mutator), &ctx, 0);
+
+	if (prev_planner_hook)
+		result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		result = standard_planner(parse, query_string, cursorOptions, boundParams);
+
+	mh_citus_threshold_planned(result, &ctx.threshold);
+	return result;
+}
+
+void
+mh_citus_planner_init(void)
+{
+	/*
+	 * Loaded at postmaster start (shared_preload_libraries) or at session
+	 * start (session_preload_libraries, before the first command): no
+	 * command is being run. Loaded by a command that calls into the library
+	 * (or by LOAD): too late for that query, so not at all (see the top of
+	 * this file).
+	 */
+	if (!process_shared_preload_libraries_in_progress && debug_query_string != NULL)
+		return;
+	prev_planner_hook = planner_hook;
+	planner_hook = citus_planner;
+	hook_installed = true;
+}

@@ -1,0 +1,394 @@
+# A distributed table on a real Citus cluster (a coordinator and two workers
+# on loopback) answers as one server holding the same rows (docs/scale-out.md,
+# "Citus"). Every assertion compares the distributed table `docs` with the
+# plain table `docs_ref` on the coordinator:
+#  - `%` at three thresholds after SET, after SET LOCAL, and through prepared
+#    statements and a PL/pgSQL function re-executed after a SET (cached plans
+#    are re-planned); the shards get minhash_similar(sig, q, t) with the
+#    session's t and answer it with their lsh indexes;
+#  - without minhash loaded at session start, `%` on a distributed table is
+#    an error with a hint, not the workers' threshold;
+#  - minhash_similar(sig, q, t), ORDER BY sig <%> q LIMIT 10 (pushed to the
+#    shards with its LIMIT), a join with a reference table of queries;
+#  - minhash_similar_pairs and minhash_clusters (both modes) computed by
+#    Citus's distributed execution, at and below the index's threshold;
+#    unsupported cases are errors with hints, never 0 rows;
+#  - minhash_lsh_stats summed over the shards;
+#  - minhash_agg and minhash_merge_agg computed on the workers
+#    (worker_partial_agg) and combined on the coordinator.
+#
+# Rows: 60 groups of 50; row g's set is the 60 consecutive integers from
+# (g / 50) * 1000 + g % 50, so two rows of a group at distance d have
+# Jaccard (60 - d) / (60 + d) (from 1 down to 0.09) and rows of different
+# groups share nothing: thresholds 0.3, 0.6 and 0.9 give different answers.
+#
+# Citus comes from scripts/citus.sh (scripts/test.sh runs it first): without
+# it installed in the PostgreSQL under test this test fails, saying so.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MinhashTAP;
+
+my ($pkglibdir) = run_command([ 'pg_config', '--pkglibdir' ]);
+chomp $pkglibdir;
+if (!-f "$pkglibdir/citus.so")
+{
+	fail("Citus is installed in the PostgreSQL under test ($pkglibdir)");
+	diag("CITUS IS MISSING: no $pkglibdir/citus.so. Run scripts/citus.sh (it builds Citus from "
+		  . "the release tarball, see its header), or set MINHASH_SKIP_CITUS=1 to leave this test out.");
+	done_testing();
+	exit;
+}
+
+my $nrows = 3000;
+
+sub citus_node
+{
+	my ($name, $preload) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = '$preload'
+listen_addresses = '127.0.0.1'
+log_statement = none
+max_worker_processes = 16
+citus.shard_count = 8
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	return $node;
+}
+
+# minhash loaded at session start on every node, after citus
+my $coord = citus_node('coord', 'citus,minhash');
+my @workers = map { citus_node("worker$_", 'citus,minhash') } 1 .. 2;
+$coord->safe_psql('postgres',
+	"SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ')');
+$coord->safe_psql('postgres', "SELECT citus_add_node('127.0.0.1', " . $_->port . ')') for @workers;
+
+$coord->safe_psql('postgres', qq{
+CREATE EXTENSION minhash;
+CREATE FUNCTION win_sig(g bigint) RETURNS minhash LANGUAGE sql IMMUTABLE AS
+  \$\$ SELECT public.minhash(ARRAY(SELECT (g / 50) * 1000 + g % 50 + i FROM generate_series(0, 59) i)) \$\$;
+CREATE TABLE docs (id bigint NOT NULL, sig minhash);
+SELECT create_distributed_table('docs', 'id');
+INSERT INTO docs SELECT g, win_sig(g) FROM generate_series(0, $nrows - 1) g;
+CREATE INDEX docs_lsh ON docs USING lsh (sig);
+CREATE TABLE docs_ref AS SELECT * FROM docs;
+CREATE INDEX docs_ref_lsh ON docs_ref USING lsh (sig);
+ANALYZE docs, docs_ref;
+});
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'docs'::regclass"),
+	'8', 'docs is distributed in 8 shards');
+my @per_worker = split /\n/, $coord->safe_psql('postgres', q{
+	SELECT sum(result::int) FROM run_command_on_placements('docs', 'SELECT count(*) FROM %s')
+	GROUP BY nodeport ORDER BY nodeport});
+ok(@per_worker == 2 && $per_worker[0] > 0 && $per_worker[1] > 0 && $per_worker[0] + $per_worker[1] == $nrows,
+	"both workers hold rows (@per_worker)");
+
+# query signatures as literals (a plain row's signature)
+my %sig = map { $_ => $coord->safe_psql('postgres', "SELECT sig FROM docs_ref WHERE id = $_") } (7, 1234, 2999);
+
+# Compare like with like: an lsh scan returns the rows sharing a band with the
+# query, a sequential scan every row at the threshold. The shards and the
+# plain table are both read through their lsh indexes here.
+# Each safe_psql on the coordinator is a new session, whose connections to
+# the workers are new backends: they read the workers' settings as reloaded.
+sub set_workers
+{
+	my ($name, $value) = @_;
+	for my $w (@workers)
+	{
+		$w->safe_psql('postgres', "ALTER SYSTEM SET $name = $value; SELECT pg_reload_conf()");
+		for (1 .. 100)
+		{
+			last if $w->safe_psql('postgres', "SHOW $name") eq $value;
+			select(undef, undef, undef, 0.05);
+		}
+	}
+	return;
+}
+set_workers('enable_seqscan', 'off');
+my $index_only = 'SET enable_seqscan = off;';
+
+sub ids
+{
+	my ($sql) = @_;
+	return $coord->safe_psql('postgres', "$index_only $sql");
+}
+
+# --- % after SET, SET LOCAL ---
+my %at;
+my $mismatch = 0;
+for my $t (0.3, 0.6, 0.9)
+{
+	for my $id (sort keys %sig)
+	{
+		my $q = "'$sig{$id}'::minhash";
+		my $dist = ids("SET minhash.similarity_threshold = $t;
+			SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % $q");
+		my $ref = ids("SET minhash.similarity_threshold = $t;
+			SELECT string_agg(id::text, ',' ORDER BY id) FROM docs_ref WHERE sig % $q");
+		$mismatch++, diag("t = $t, query $id: distributed $dist, plain $ref") if $dist ne $ref;
+		$at{$t}{$id} = $dist;
+	}
+}
+is($mismatch, 0, '% after SET (0.3, 0.6, 0.9) gives the plain table\'s rows for every query');
+# the thresholds matter (the workers' own setting, 0.5, would give other answers)
+my @counts = map { scalar(split /,/, $at{$_}{1234}) } (0.3, 0.6, 0.9);
+ok($counts[0] > $counts[1] && $counts[1] > $counts[2] && $counts[2] > 0,
+	"the three thresholds give three answers (@counts rows)");
+my $at05 = ids("SELECT string_agg(id::text, ',' ORDER BY id) FROM docs_ref WHERE sig % '$sig{1234}'");
+ok($at05 ne $at{0.9}{1234} && $at05 ne $at{0.3}{1234}, 'and none of them is the answer at the default 0.5');
+
+my $plan = ids("SET minhash.similarity_threshold = 0.6; EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM docs WHERE sig % '$sig{7}'");
+like($plan, qr/Query: SELECT id FROM public\.docs_\d+ docs WHERE public\.minhash_similar\(sig, '[^']+'::public\.minhash, '0\.6'::double precision\)/,
+	'the shard query carries the session\'s threshold: minhash_similar(sig, q, 0.6)') or diag $plan;
+like($plan, qr/(Index Scan|Bitmap Index Scan) (using|on) docs_lsh_\d+.*\n(.*\n)*?.*Index Cond: \(docs\.sig %>= ROW\('[^']+'::minhash, '0\.6'::double precision\)::minhash_query\)/,
+	'each shard answers it with its lsh index (%>= condition)') or diag $plan;
+
+is(ids("BEGIN; SET LOCAL minhash.similarity_threshold = 0.9;
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % '$sig{1234}'; COMMIT;"),
+	$at{0.9}{1234}, 'SET LOCAL in a transaction');
+is(ids("SET minhash.similarity_threshold = 0.3;
+	BEGIN; SET LOCAL minhash.similarity_threshold = 0.9; COMMIT;
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % '$sig{1234}'"),
+	$at{0.3}{1234}, 'and after the transaction, the session\'s setting again');
+
+# --- cached plans ---
+# A prepared statement without parameters has a generic plan from its first
+# execution; a single-shard one (distribution column = $1) can have one too
+# (forced here). Citus plans multi-shard statements with parameters afresh
+# each time (it refuses generic plans for them), so those follow any setting.
+my $near = 1239;    # Jaccard 55/65 = 0.85 with row 1234: in at 0.6, out at 0.9
+ok((grep { $_ == $near } split /,/, $at{0.6}{1234}) && !(grep { $_ == $near } split /,/, $at{0.9}{1234}),
+	"row $near is similar to row 1234 at 0.6, not at 0.9");
+my $cached = ids(qq{
+SET minhash.similarity_threshold = 0.6;
+PREPARE p AS SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % '$sig{1234}';
+PREPARE pr(bigint, minhash) AS SELECT count(*) FROM docs WHERE id = \$1 AND sig % \$2;
+PREPARE pp(minhash) AS SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % \$1;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE p; EXECUTE p; EXECUTE pr($near, '$sig{1234}'); EXECUTE pr($near, '$sig{1234}');
+SET minhash.similarity_threshold = 0.9;
+EXECUTE p; EXECUTE pr($near, '$sig{1234}');
+BEGIN; SET LOCAL minhash.similarity_threshold = 0.3; EXECUTE p; EXECUTE pr($near, '$sig{1234}'); COMMIT;
+EXECUTE p; EXECUTE pr($near, '$sig{1234}');
+SELECT string_agg(name || ':' || (generic_plans > 0), ',' ORDER BY name) FROM pg_prepared_statements WHERE name IN ('p', 'pr');
+RESET plan_cache_mode;
+SET minhash.similarity_threshold = 0.6;
+EXECUTE pp('$sig{1234}'); EXECUTE pp('$sig{1234}'); EXECUTE pp('$sig{1234}'); EXECUTE pp('$sig{1234}');
+EXECUTE pp('$sig{1234}'); EXECUTE pp('$sig{1234}');
+SET minhash.similarity_threshold = 0.3;
+EXECUTE pp('$sig{1234}');
+});
+is($cached, join("\n", ($at{0.6}{1234}, $at{0.6}{1234}, 1, 1, $at{0.9}{1234}, 0, $at{0.3}{1234}, 1, $at{0.9}{1234}, 0),
+		'p:true,pr:true', ($at{0.6}{1234}) x 6, $at{0.3}{1234}),
+	'cached generic plans re-executed after SET, SET LOCAL and its end use the new threshold (multi-shard and single-shard)');
+my $plpgsql = ids(qq{
+CREATE FUNCTION near_ids(q minhash) RETURNS text LANGUAGE plpgsql AS
+  \$\$ BEGIN RETURN (SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % q); END \$\$;
+SET minhash.similarity_threshold = 0.6; SELECT near_ids('$sig{1234}'); SELECT near_ids('$sig{1234}');
+SET minhash.similarity_threshold = 0.9; SELECT near_ids('$sig{1234}');
+DROP FUNCTION near_ids(minhash);
+});
+is($plpgsql, join("\n", ($at{0.6}{1234}) x 2, $at{0.9}{1234}),
+	'a PL/pgSQL function follows the setting too');
+
+# --- minhash_similar(sig, q, t) and ORDER BY <%> LIMIT ---
+$mismatch = 0;
+for my $t (0.3, 0.75)
+{
+	for my $id (sort keys %sig)
+	{
+		my $sql = "SELECT string_agg(id::text, ',' ORDER BY id) FROM %s WHERE minhash_similar(sig, '$sig{$id}', $t)";
+		$mismatch++ if ids(sprintf($sql, 'docs')) ne ids(sprintf($sql, 'docs_ref'));
+	}
+}
+is($mismatch, 0, 'minhash_similar(sig, q, t) gives the plain table\'s rows');
+
+# Estimates are multiples of 1/128, so the 10th distance may tie with rows
+# left out: the k nearest distances must be equal, and the rows strictly
+# nearer than the 10th.
+my $knn = "SELECT id, round((sig <%%> '%s')::numeric, 6) FROM %s ORDER BY sig <%%> '%s' LIMIT 10";
+$mismatch = 0;
+for my $id (sort keys %sig)
+{
+	my %got;
+	for my $t ('docs', 'docs_ref')
+	{
+		my @rows = map { [ split /\|/ ] } split /\n/, ids(sprintf($knn, $sig{$id}, $t, $sig{$id}));
+		my $last = $rows[-1][1];
+		$got{$t} = join(',', map { $_->[1] } @rows) . ' / '
+		  . join(',', sort { $a <=> $b } map { $_->[0] } grep { $_->[1] < $last } @rows);
+	}
+	$mismatch++, diag("query $id: $got{docs} against $got{docs_ref}") if $got{docs} ne $got{docs_ref};
+}
+is($mismatch, 0, 'ORDER BY sig <%> q LIMIT 10: the plain table\'s distances, and rows nearer than the 10th');
+$plan = ids("EXPLAIN (VERBOSE, COSTS OFF) " . sprintf($knn, $sig{7}, 'docs', $sig{7}));
+like($plan, qr/Query: SELECT .* FROM public\.docs_\d+ docs (?:WHERE true )?ORDER BY .*OPERATOR\(public\.<%>\).* LIMIT '10'::bigint/,
+	'ORDER BY <%> and the LIMIT are pushed to every shard') or diag $plan;
+like($plan, qr/Index Scan using docs_lsh_\d+ on public\.docs_\d+ docs\n(.*\n)*?.*Order By: \(docs\.sig <%> /,
+	'each shard reads its lsh index in distance order') or diag $plan;
+
+# --- a join: query signatures in a reference table, probed on every shard ---
+$coord->safe_psql('postgres', qq{
+CREATE TABLE queries (qid int, sig minhash);
+SELECT create_reference_table('queries');
+INSERT INTO queries SELECT g, win_sig(g * 150 + 3) FROM generate_series(0, 19) g;
+CREATE TABLE queries_ref AS SELECT * FROM queries;
+ANALYZE queries, queries_ref;
+});
+my $join = "SET minhash.similarity_threshold = 0.6;
+	SELECT count(*), sum(q.qid * 100000 + d.id) FROM queries%s q JOIN docs%s d ON d.sig % q.sig";
+is(ids(sprintf($join, '', '')), ids(sprintf($join, '_ref', '_ref')),
+	'a join of query signatures with the distributed table gives the plain join\'s pairs');
+# With the workers' own planner settings, each shard should probe its lsh
+# index once per query row (a nested loop over the reference table's rows):
+# on small shards the cost model does not yet see it (the join cost of lsh
+# index paths is being reworked in lsh_cost.cpp).
+set_workers('enable_seqscan', 'on');
+$plan = $coord->safe_psql('postgres', "SET citus.explain_all_tasks = on; SET minhash.similarity_threshold = 0.6;
+	EXPLAIN (COSTS OFF) SELECT q.qid, d.id FROM queries q JOIN docs d ON d.sig % q.sig");
+my @tasks = split /->  Task\n/, $plan;
+shift @tasks;
+my $indexed_tasks = grep { /(?:Index Scan using|Bitmap Index Scan on) docs_lsh_\d+/ } @tasks;
+TODO:
+{
+	local $TODO = 'index paths for joins on small shards wait for the lsh join cost model';
+	is($indexed_tasks, 8, 'with default settings, every shard probes its lsh index per query row')
+	  or diag $plan;
+}
+set_workers('enable_seqscan', 'off');
+
+# --- without minhash loaded at session start: % is refused, not answered at 0.5 ---
+$coord->append_conf('postgresql.conf', "shared_preload_libraries = 'citus'");
+$coord->restart;
+my ($ret, $out, $err) = $coord->psql('postgres',
+	"SET minhash.similarity_threshold = 0.9; SELECT count(*) FROM docs WHERE sig % '$sig{7}'");
+like($err, qr/ERROR:  operator % on a Citus table needs the minhash library loaded at session start.*HINT:  Add minhash to shared_preload_libraries after citus/s,
+	'without minhash preloaded, % on a distributed table is an error with a hint');
+($ret, $out, $err) = $coord->psql('postgres',
+	"SET minhash.similarity_threshold = 0.9; SELECT count(*) FROM docs_ref WHERE sig % '$sig{7}';
+	 SELECT count(*) FROM docs WHERE sig % '$sig{7}'");
+like($err, qr/needs the minhash library loaded at session start/,
+	'also once the library is loaded in the session (no answer that depends on what ran first)');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM docs WHERE minhash_similar(sig, '$sig{7}', 0.9)"),
+	scalar(split /,/, $at{0.9}{7}), 'minhash_similar(sig, q, t) needs no preloading');
+$coord->append_conf('postgresql.conf', "shared_preload_libraries = 'citus,minhash'");
+$coord->restart;
+
+# --- all pairs and clusters ---
+# (the single-server functions on docs_ref read its index: compare the sets;
+# each result is computed once, into a temporary table)
+sub same_set
+{
+	my ($a, $b, $keep) = @_;
+	return $coord->safe_psql('postgres', qq{
+		CREATE TEMP TABLE a AS $a; CREATE TEMP TABLE b AS $b;
+		SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+		       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)
+		       || '|' || coalesce(($keep)::text, '')});
+}
+for my $t (0.5, 0.3)
+{
+	my ($n, $m, $diff) = split /\|/, same_set(
+		"SELECT * FROM minhash_similar_pairs('docs_lsh', 'id', $t)",
+		"SELECT * FROM minhash_similar_pairs('docs_ref_lsh', 'id', $t)", 'NULL');
+	ok($n == $m && $diff == 0 && $n > 10000,
+		"minhash_similar_pairs at $t: the plain table's $m pairs, each once ($n, $diff differ)");
+}
+my ($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_similar_pairs('docs_lsh', 'id', key_type => NULL::text, threshold => 0.85)",
+	"SELECT * FROM minhash_similar_pairs('docs_ref_lsh', 'id', key_type => NULL::text, threshold => 0.85)", 'NULL');
+ok($n == $m && $diff == 0 && $n > 0, "keys of another type (text): the same $m pairs ($diff differ)");
+for my $mode ('connected', 'representative')
+{
+	for my $t ($mode eq 'connected' ? (0.5) : (0.5, 0.85))
+	{
+		my $groups;
+		($n, $m, $diff, $groups) = split /\|/, same_set(
+			"SELECT * FROM minhash_clusters('docs_lsh', 'id', $t, mode => '$mode')",
+			"SELECT * FROM minhash_clusters('docs_ref_lsh', 'id', $t, mode => '$mode')",
+			"SELECT count(DISTINCT cluster_id) FROM a");
+		ok($n == $m && $diff == 0 && $n > 0,
+			"minhash_clusters $mode at $t: the plain table's clusters ($m rows, $diff differ)");
+		is("$groups/$n", "60/$nrows", 'connected clusters at 0.5 are the 60 groups')
+		  if $mode eq 'connected' && $t == 0.5;
+	}
+}
+# the scratch tables are gone
+is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
+	'0', 'no scratch table is left behind');
+
+# the dedup workflow: keep one row per cluster
+is($coord->safe_psql('postgres', q{
+	BEGIN;
+	DELETE FROM docs WHERE id IN (SELECT key FROM minhash_clusters('docs_lsh', 'id', 0.5) WHERE key <> cluster_id);
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM docs;
+	ROLLBACK;}),
+	join(',', map { $_ * 50 } 0 .. 59), 'DELETE ... WHERE id IN (minhash_clusters ...) keeps one row per group');
+
+# never 0 rows silently
+$coord->safe_psql('postgres', q{
+CREATE TABLE docs_text (id bigint NOT NULL, body text);
+SELECT create_distributed_table('docs_text', 'id');
+INSERT INTO docs_text VALUES (1, 'a b c d'), (2, 'a b c e');
+CREATE INDEX docs_text_lsh ON docs_text USING lsh (minhash(body));
+CREATE TABLE docs_refd (id bigint, sig minhash);
+SELECT create_reference_table('docs_refd');
+CREATE INDEX docs_refd_lsh ON docs_refd USING lsh (sig);
+});
+for my $case (
+	[ "minhash_similar_pairs('docs_text_lsh', 'id')", qr/does not support expression or partial indexes.*HINT:  Store the signature in a column/s, 'an expression index' ],
+	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
+	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
+	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ])
+{
+	($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM $case->[0]");
+	like($err, $case->[1], "$case->[2] is an error with a hint, not 0 rows");
+}
+
+# --- minhash_lsh_stats, summed over the shards ---
+my $stats = 'SELECT num_perm, seed, bands, rows, threshold, live_rows, dead_rows, entries, pending_rows FROM minhash_lsh_stats(%s)';
+is($coord->safe_psql('postgres', sprintf($stats, "'docs_lsh'")),
+	$coord->safe_psql('postgres', sprintf($stats, "'docs_ref_lsh'")),
+	'minhash_lsh_stats: the parameters, and rows and entries summed over the shards');
+is($coord->safe_psql('postgres', "SELECT pages FROM minhash_lsh_stats('docs_lsh')"),
+	$coord->safe_psql('postgres', q{SELECT sum(result::bigint) FROM run_command_on_shards('docs',
+		$$SELECT pg_relation_size(i.indexrelid) / 8192 FROM pg_index i WHERE i.indrelid = '%s'::regclass$$)}),
+	'pages: the sum of the shard indexes\' sizes');
+
+# --- aggregates on the workers ---
+$coord->safe_psql('postgres', qq{
+CREATE TABLE words (doc bigint, w bigint);
+SELECT create_distributed_table('words', 'w');
+INSERT INTO words SELECT g, (g / 50) * 1000 + g % 50 + i FROM generate_series(0, $nrows - 1) g, generate_series(0, 59) i;
+CREATE TABLE words_ref AS SELECT * FROM words;
+});
+for my $agg ('minhash_agg(w)', 'minhash_agg(w, 64, 7)', 'minhash_agg(w::text)')
+{
+	is($coord->safe_psql('postgres', "SELECT $agg::text FROM words"),
+		$coord->safe_psql('postgres', "SELECT $agg::text FROM words_ref"),
+		"$agg over the distributed table equals the plain table's");
+}
+is($coord->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT doc / 50 AS g, minhash_agg(w) AS s FROM words GROUP BY 1) a
+	JOIN (SELECT doc / 50 AS g, minhash_agg(w) AS s FROM words_ref GROUP BY 1) b USING (g) WHERE a.s = b.s}),
+	'60', 'minhash_agg(w) GROUP BY a column other than the distribution column: the plain table\'s 60 signatures');
+is($coord->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT doc, minhash_agg(w) AS s FROM words GROUP BY doc) a JOIN docs_ref d ON d.id = a.doc
+	WHERE a.s = d.sig}), $nrows, 'each document\'s signature, aggregated from its words across shards, is its signature');
+$plan = $coord->safe_psql('postgres', 'EXPLAIN (VERBOSE, COSTS OFF) SELECT doc / 50, minhash_agg(w) FROM words GROUP BY 1');
+like($plan, qr/coord_combine_agg\(.*\n(.*\n)*.*Query: SELECT .*worker_partial_agg\('public\.minhash_merge_agg\(public\.minhash\)'::regprocedure, public\.minhash\(ARRAY\[w\], 128, '1'::bigint\)\)/,
+	'minhash_agg runs on the workers (worker_partial_agg) and is combined on the coordinator') or diag $plan;
+is($coord->safe_psql('postgres', 'SELECT minhash_merge_agg(sig)::text FROM docs'),
+	$coord->safe_psql('postgres', 'SELECT minhash_merge_agg(sig)::text FROM docs_ref'),
+	'minhash_merge_agg over the distributed table equals the plain table\'s');
+
+$_->stop for ($coord, @workers);
+done_testing();
