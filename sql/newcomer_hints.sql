@@ -72,3 +72,14 @@ SELECT id FROM nh WHERE minhash(body) % minhash('the quick brown fox jumps over 
 RESET enable_seqscan;
 
 DROP TABLE nh, nh_empty;
+
+-- arguments swapped: the document where the unit goes is echoed only in
+-- part, and the hint says the document comes first
+SELECT minhash('char', repeat('The quick brown fox jumps over the lazy dog. ', 1000));
+\echo :LAST_ERROR_SQLSTATE
+-- a text where a signature is expected
+SELECT minhash('the quick brown fox'::text) % 'the quick brown fox';
+\echo :LAST_ERROR_SQLSTATE
+-- a long unknown value is cut too
+SELECT count(*) FROM minhash_clusters('pg_class_oid_index', 'oid', mode => repeat('connected', 100));
+\echo :LAST_ERROR_SQLSTATE

@@ -154,6 +154,9 @@ check_shingle_k(int32 k, bool lexemes)
 }
 
 /* Validates unit and k as minhash_shingles() and minhash(text) take them. */
+/* A value echoed in a message is cut to this many bytes (a document may be megabytes). */
+#define UNIT_SHOWN 40
+
 minhash::ShingleSpec
 minhash_shingle_spec(text *unit_name, int32 k)
 {
@@ -161,11 +164,23 @@ minhash_shingle_spec(text *unit_name, int32 k)
 	minhash::ShingleSpec spec;
 
 	if (!minhash::parse_shingle_unit(name, &spec.unit))
+	{
+		int			len = strlen(name);
+		int			shown = pg_mbcliplen(name, len, UNIT_SHOWN);
+
+		/* longer than a name, or several words: the document, passed second */
+		if (len >= NAMEDATALEN || strpbrk(name, " \t\n\r") != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown shingle unit \"%.*s%s\"", shown, name, shown < len ? "..." : ""),
+					 errdetail("The arguments of minhash() are, in order, doc, unit, k (the shingle size), num_perm and seed."),
+					 errhint("The document comes first: minhash(doc, 'char').")));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown shingle unit \"%s\"", name),
 				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\"; "
 						 "a text search configuration is passed as config => '%s'.", name)));
+	}
 	check_shingle_k(k, false);
 	spec.k = (k == 0) ? minhash::default_shingle_size(spec.unit) : k;
 	pfree(name);

@@ -41,6 +41,18 @@ bad_literal(const char *str, const char *detail)
 	int			len = strlen(str);
 	int			shown = pg_mbcliplen(str, len, LITERAL_SHOWN);
 
+	/*
+	 * No "seed:" at all: most likely a document where a signature was
+	 * expected (sig % 'some text' makes the literal a minhash).
+	 */
+	if (strchr(str, ':') == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
+						shown, str, shown < len ? "..." : ""),
+				 errdetail_internal("%s", detail),
+				 errhint("A text is not a signature: compute its signature with minhash('%.*s%s'::text).",
+						 shown, str, shown < len ? "..." : "")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",

@@ -26,6 +26,7 @@ extern "C" {
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -300,7 +301,8 @@ parse_mode(FunctionCallInfo fcinfo, int argno)
 		return CLUSTER_REPRESENTATIVE;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown clustering mode \"%s\"", mode),
+			 errmsg("unknown clustering mode \"%.*s%s\"", pg_mbcliplen(mode, strlen(mode), 40), mode,
+					strlen(mode) > 40 ? "..." : ""),
 			 errhint("Valid modes are \"connected\" and \"representative\".")));
 	pg_unreachable();
 }
