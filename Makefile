@@ -18,7 +18,7 @@ EXTVERSION = 1.1
 MODULE_big = minhash
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
-PG_SRCS   = $(sort $(wildcard src/pg/*.cpp src/pg/lsh/*.cpp src/pg/citus/*.cpp))
+PG_SRCS   = $(sort $(wildcard src/pg/*.cpp src/pg/lsh/*.cpp src/pg/pairs/*.cpp src/pg/citus/*.cpp))
 OBJS      = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
 # The current extension script is assembled from one file per feature

@@ -1,5 +1,6 @@
--- The lsh index: build, plans, scans against sequential scans, NULLs,
--- inserts after the build, expression indexes, an empty table.
+-- The lsh index: build, scans against sequential scans, NULLs, inserts
+-- after the build, expression indexes, an empty table (the plans of these
+-- scans: lsh_explain).
 -- Where LSH recall is certain (near-identical rows), the index must return
 -- exactly what a sequential scan returns.
 
@@ -21,17 +22,6 @@ SELECT num_perm, seed, bands, rows, threshold, height, live_rows, dead_rows, ent
 FROM minhash_lsh_stats('lsh_docs_sig');
 SELECT * FROM minhash_lsh_check('lsh_docs_sig');
 ANALYZE lsh_docs;
-
--- plans: %, ORDER BY <%> LIMIT, bitmap
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 10);
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 10) LIMIT 5;
-RESET enable_bitmapscan;
-SET enable_indexscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 10);
-RESET enable_indexscan;
-RESET enable_seqscan;
 
 -- every row as a query: the index (index scan and bitmap scan) against a
 -- sequential scan (pinned: no index or bitmap scan may produce the
@@ -73,15 +63,10 @@ RESET enable_seqscan;
 SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
 FROM lsh_docs ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72), id LIMIT 5;
 -- % and ORDER BY together: one index scan that both filters (Index Cond)
--- and orders (Order By); the same rows and distances, in the same order of
+-- and orders (Order By; the plan: lsh_explain); the same rows and distances, in the same order of
 -- distance, as a sequential scan plus sort
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
-EXPLAIN (COSTS OFF) CREATE TEMP TABLE both_index AS
-SELECT row_number() OVER () AS pos, * FROM (
-  SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
-  FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
-  ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10) s;
 CREATE TEMP TABLE both_index AS
 SELECT row_number() OVER () AS pos, * FROM (
   SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
@@ -89,9 +74,6 @@ SELECT row_number() OVER () AS pos, * FROM (
   ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10) s;
 RESET enable_seqscan;
 SET enable_indexscan = off;
-EXPLAIN (COSTS OFF) SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
-FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
-ORDER BY sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) LIMIT 10;
 CREATE TEMP TABLE both_seq AS
 SELECT id, sig <%> (SELECT sig FROM lsh_docs WHERE id = 72) AS distance
 FROM lsh_docs WHERE sig % (SELECT sig FROM lsh_docs WHERE id = 73)
@@ -158,16 +140,12 @@ FROM generate_series(1, 120) i;
 CREATE INDEX lsh_text_body ON lsh_text USING lsh (minhash(body));
 ANALYZE lsh_text;
 -- left alone, the planner picks the expression index for % and for ORDER BY
--- <%> LIMIT even on 120 rows: a sequential scan would recompute minhash(text)
--- (COST 1000) for every row, the index has the signatures stored
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text));
+-- <%> LIMIT even on 120 rows (lsh_explain)
 SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
 SELECT id FROM lsh_text ORDER BY minhash(body) <%> (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) LIMIT 2;
 -- the same answer from a sequential scan
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text));
 SELECT id FROM lsh_text WHERE minhash(body) % (SELECT minhash('report 7 on the state of item 7 written in week 7'::text)) ORDER BY id;
 RESET enable_bitmapscan;
 RESET enable_indexscan;

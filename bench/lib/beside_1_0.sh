@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the scripts that measure 1.0 against the current tree
-# (bench/compare_1_0.sh, bench/build_callgrind.sh). Needs root (the clone's
+# (bench/experiments/compare_1_0.sh, bench/experiments/build_callgrind.sh). Needs root (the clone's
 # top directory) and PG_CONFIG set.
 #
 #   beside_1_0 NAME   a scratch directory ($scratch, removed at exit unless

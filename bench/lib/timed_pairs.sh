@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the all-pairs benchmarks (parallel_pairs.sh, pairs_table_order.sh,
+# Sourced by the all-pairs benchmarks (parallel_pairs.sh, bench/experiments/pairs_table_order.sh,
 # pairs_cold.sh):
 #
 #   timed_count PID QUERY [SQL...]   "wall s | CPU s | rows" of SELECT count(*) FROM QUERY,

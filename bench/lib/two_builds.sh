@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the scripts that measure two builds side by side, each in its
 # own private PostgreSQL installation and scratch cluster, round by round
-# (bench/compare_builds.sh, bench/ingest_compare.sh):
+# (bench/experiments/compare_builds.sh, bench/experiments/ingest_compare.sh):
 #
 #   two_builds_args NAME "$@"   BASE, NEW (PG_CONFIG of each), rows, rounds
 #                               from the script's arguments (rows and rounds

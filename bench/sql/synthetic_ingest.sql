@@ -1,5 +1,5 @@
 -- The tables of the synthetic ingest benchmarks (bench/ingest_synthetic.sh,
--- bench/ingest_compare.sh): m(id int primary key, sig minhash) with :rows
+-- bench/experiments/ingest_compare.sh): m(id int primary key, sig minhash) with :rows
 -- sets of 30 elements and an lsh index with fastupdate (plus :lsh_opts, e.g.
 -- ", pending_list_limit = 8192", or nothing), m_pk the same rows with the
 -- primary key only, and pool: rows :pool_lo to :pool_hi to insert (g * 1000

@@ -1,5 +1,5 @@
--- The rows of the side-by-side comparisons (bench/compare_1_0.sh,
--- bench/compare_builds.sh, bench/build_callgrind.sh): :rows / 10 clusters of
+-- The rows of the side-by-side comparisons (bench/experiments/compare_1_0.sh,
+-- bench/experiments/compare_builds.sh, bench/experiments/build_callgrind.sh): :rows / 10 clusters of
 -- 10 variants of a 100-element set; variant m replaces 3m of its cluster's
 -- elements, so its Jaccard similarity to variant 0 is (100 - 3m) / (100 + 3m)
 -- (docs/lsh.md). Run with psql -v rows=N.

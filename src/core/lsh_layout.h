@@ -1,6 +1,6 @@
 // The bounds and encoding of the lsh index's page contents, without
 // PostgreSQL: how many entries a pd_lower describes, whether it is sound,
-// and the wide (8-byte) and narrow (7-byte) leaf entries. src/pg/lsh/lsh.h
+// and the wide (8-byte) and narrow (7-byte) leaf entries. src/pg/lsh/lsh_page.h
 // reads pages through these; tests/fuzz/fuzz_formats.cpp fuzzes them.
 #pragma once
 

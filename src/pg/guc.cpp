@@ -23,7 +23,8 @@ extern "C" {
 
 #define THRESHOLD_GUC "minhash.similarity_threshold"
 
-double		minhash_similarity_threshold = 0.5;
+/* read through minhash_threshold() only: it refuses a value rejected at load */
+static double minhash_similarity_threshold = 0.5;
 
 /* a value set before the library was loaded and rejected at load, or NULL */
 static char *threshold_rejected = NULL;

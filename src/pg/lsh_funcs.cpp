@@ -136,7 +136,7 @@ minhash_bands_depth(PG_FUNCTION_ARGS)
  * the first) in which a and b agree on the first depth values, NULL if none.
  * Two rows meet in every band they share; an all-pairs search that reports
  * a pair only from the bucket of this band reports it once
- * (src/pg/lsh/pairs_walk.cpp does the same in the index).
+ * (src/pg/pairs/pairs_walk.cpp does the same in the index).
  */
 extern "C" Datum
 minhash_first_band(PG_FUNCTION_ARGS)

@@ -226,12 +226,11 @@ void		minhash_warn_large_k(int32 k, text *unit, bool *warned);
 
 /* src/pg/guc.cpp */
 
-/* GUCs (minhash.*), read at execution time */
-extern double minhash_similarity_threshold;
-
 /*
- * minhash.similarity_threshold as every reader must get it: an error if
- * the value the user set was rejected when the library loaded (guc.cpp).
+ * minhash.similarity_threshold, read when it is used (so SET applies to the
+ * next query), as every reader must get it: an error if the value the user
+ * set was rejected when the library loaded. The variable itself is private
+ * to guc.cpp.
  */
 double		minhash_threshold(void);
 

@@ -1,7 +1,7 @@
 
 -- ---------------------------------------------------------------------------
 -- All similar pairs and duplicate clusters from one walk of an lsh index
--- (src/pg/lsh/pairs*.cpp, docs/pairs.md).
+-- (src/pg/pairs/, docs/pairs.md).
 --
 -- Each function comes twice: keys returned as bigint (integer key columns),
 -- and with key_type anyelement (third argument) for keys of any type:

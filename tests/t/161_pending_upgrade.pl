@@ -26,7 +26,7 @@ use MinhashTAP;
 
 use constant RELEASE_1_1 => '422d9a4a61133fe0f29e4ec8ef1f3e0454deaebb';
 
-# lsh.h: the metapage's pending_tail, pending_pages and pending_rows (LshMetaPageData
+# lsh_page.h: the metapage's pending_tail, pending_pages and pending_rows (LshMetaPageData
 # after the 24-byte page header), and a page's LshPageOpaqueData (the last 24
 # bytes of the 8 kB page): next, count, flags.
 use constant {

@@ -44,7 +44,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/citus/citus.h"
-#include "pg/lsh/pairs.h"
+#include "pg/pairs/pairs.h"
 
 extern "C" {
 #include "access/htup_details.h"

@@ -5,8 +5,6 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
-#include "pg/lsh/lsh_pending.h"
-#include "pg/lsh/pairs.h"
 
 #include <cfloat>
 #include <cmath>
@@ -95,9 +93,6 @@ lsh_init(void)
 	add_int_reloption(lsh_relopt_kind, "fillfactor",
 					  "Packs leaves to this percentage at build, leaving room for inserts",
 					  LSH_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
-	lsh_pending_init();
-	pairs_parallel_init();
-
 	DefineCustomIntVariable("minhash.lsh_min_candidates",
 							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",
 							"0 never widens the search. The widened scan is exact and reads only the index.",
@@ -119,8 +114,6 @@ lsh_init(void)
 							20000, -1, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
-
-	lsh_alter_init();
 }
 
 static void

@@ -14,128 +14,17 @@
  *    the metapage lock (a content lock holds off interrupts, so a cycle
  *    under it could not even be cancelled).
  * Damage is reported as index_corrupted (XX002) with the index, the block
- * and a hint to REINDEX, as PostgreSQL's own index AMs do. minhash_lsh_check
- * reports the same page problems as rows, through lsh_page_problem.
+ * and a hint to REINDEX, as PostgreSQL's own index AMs do. The page checks
+ * themselves are the format's (lsh_page.cpp); minhash_lsh_check reports the
+ * same page problems as rows, through lsh_page_problem.
  */
 #include "pg/pg_prelude.h"
 
-#include <type_traits>
-
 #include "pg/lsh/lsh.h"
-#include "pg/lsh/lsh_pending.h"
-#include "pg/compat.h"
 
 extern "C" {
-#include "access/htup_details.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
-}
-
-#define LSH_KNOWN_FLAGS (LSH_PAGE_TYPE_MASK | LSH_HAS_HIGH | LSH_IN_FREELIST | LSH_NARROW | LSH_PENDING_CLOSED | \
-						 LSH_PENDING_KEYED)
-
-/*
- * What is wrong with page (NULL: nothing) for a reader that expects one of
- * the page types in types (a mask of LSH_PAGE_*) at level (-1: any level its
- * type allows). params is needed to check a data page; NULL skips that part.
- * An all-zero page is never acceptable here: callers that may meet one (the
- * whole-index passes) test PageIsNew first. The message may be palloc'd.
- */
-const char *
-lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *params)
-{
-	PageHeader	ph = (PageHeader) page;
-	LshPageOpaque opaque;
-	uint16		type;
-
-	if (PageIsNew(page))
-		return "unexpected all-zero page";
-	if (PageGetPageSize(page) != BLCKSZ || PageGetPageLayoutVersion(page) != PG_PAGE_LAYOUT_VERSION ||
-		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(LshPageOpaqueData)))
-		return "not an lsh page (page size, layout version or special space)";
-	opaque = LshPageGetOpaque(page);
-	if (opaque->page_id != LSH_PAGE_ID)
-		return "not an lsh page (page id)";
-	if (ph->pd_upper != ph->pd_special || ph->pd_lower > ph->pd_upper)
-		return psprintf("invalid pd_lower %d or pd_upper %d", ph->pd_lower, ph->pd_upper);
-	if (opaque->flags & ~LSH_KNOWN_FLAGS)
-		return "unknown page flags";
-	if ((opaque->flags & (LSH_PENDING_CLOSED | LSH_PENDING_KEYED)) &&
-		(opaque->flags & LSH_PAGE_TYPE_MASK) != LSH_PAGE_PENDING)
-		return "pending page flag on another page type";
-	type = opaque->flags & LSH_PAGE_TYPE_MASK;
-	if (type != LSH_PAGE_META && type != LSH_PAGE_DATA && type != LSH_PAGE_INTERNAL &&
-		type != LSH_PAGE_LEAF && type != LSH_PAGE_PENDING)
-		return "unknown page type";
-	if ((type & types) == 0)
-		return type == LSH_PAGE_META ? "unexpected metapage" :
-			type == LSH_PAGE_DATA ? "unexpected data page" :
-			type == LSH_PAGE_PENDING ? "unexpected pending list page" :
-			type == LSH_PAGE_LEAF ? "unexpected leaf" : "unexpected internal page";
-
-	if (type == LSH_PAGE_LEAF || type == LSH_PAGE_INTERNAL)
-	{
-		int			esize = type == LSH_PAGE_LEAF ? lsh_leaf_entry_size(page) : (int) sizeof(LshEntry);
-		bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
-
-		if (opaque->flags & LSH_IN_FREELIST)
-			return "tree page marked as on the free list";
-		if (type == LSH_PAGE_LEAF ? opaque->level != 0 : opaque->level == 0)
-			return "tree page with a level that does not match its type";
-		if (level >= 0 && opaque->level != level)
-			return psprintf("tree page at level %d, expected level %d", opaque->level, level);
-		if (!minhash::lsh_layout::entries_end_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE, esize))
-			return psprintf("tree page with invalid pd_lower %d", ph->pd_lower);
-		if (type == LSH_PAGE_INTERNAL && ph->pd_lower == LSH_CONTENT_START)
-			return "empty internal page";
-		/* a leaf's sorted prefix (lsh_leaf_sorted) is among its entries */
-		if (type == LSH_PAGE_LEAF && opaque->count > lsh_count_entries(page, esize))
-			return psprintf("leaf with %d entries in key order but %d entries", opaque->count,
-							lsh_count_entries(page, esize));
-		if (type == LSH_PAGE_INTERNAL && (opaque->flags & LSH_NARROW))
-			return "internal page marked narrow";
-		if (has_high != (opaque->next != InvalidBlockNumber))
-			return "tree page with a right link but no high key, or a high key but no right link";
-		if (has_high && opaque->high < opaque->low)
-			return "tree page with a high key below its low key";
-		if ((opaque->flags & LSH_NARROW) &&
-			!minhash::lsh_layout::narrow_range_ok(has_high, opaque->low, opaque->high))
-			return "narrow leaf whose key range needs more than 24 bits";
-	}
-	else if (type == LSH_PAGE_PENDING)
-		return lsh_pending_page_problem(page);
-	else if (type == LSH_PAGE_DATA)
-	{
-		if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW))
-			return "data page with tree page flags";
-		if (opaque->level != 0)
-			return "data page with a level";
-		if (params != NULL && params->num_perm > 0 &&
-			(!minhash::lsh_layout::data_lower_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE,
-												 params->num_perm) ||
-			 opaque->count > params->slots_per_page))
-			return psprintf("data page with invalid pd_lower %d or slot count %d",
-							ph->pd_lower, opaque->count);
-		if (params != NULL && params->num_perm == 0)
-			return "data page in an index without parameters";
-	}
-	if (ph->pd_lower < SizeOfPageHeaderData)
-		return psprintf("invalid pd_lower %d", ph->pd_lower);
-	return NULL;
-}
-
-/* What is wrong with a data slot: an unknown state, or an allocated slot without a valid heap TID. */
-const char *
-lsh_slot_problem(const LshSlotHeader *slot)
-{
-	if (slot->state == LSH_SLOT_FREE)
-		return NULL;
-	if (slot->state != LSH_SLOT_LIVE && slot->state != LSH_SLOT_DEAD)
-		return "data slot with an invalid state";
-	if (!ItemPointerIsValid(&slot->tid) ||
-		ItemPointerGetOffsetNumberNoCheck(&slot->tid) > MaxHeapTuplesPerPage)
-		return "data slot with an invalid heap TID";
-	return NULL;
 }
 
 void
@@ -146,8 +35,7 @@ lsh_walk_init(LshWalk *w, Relation index, BufferAccessStrategy strategy)
 	w->strategy = strategy;
 	w->report = NULL;
 	w->report_arg = NULL;
-	w->recent_blkno = InvalidBlockNumber;
-	w->recent_buf = InvalidBuffer;
+	memset(&w->recent, 0, sizeof(w->recent));
 	lsh_walk_chain(w);
 }
 
@@ -350,61 +238,29 @@ lsh_corrupted(Relation index, const char *what, BlockNumber blkno)
 /*
  * The buffers this backend last found metapages in (shared buffers only), so
  * that reading a metapage again pins it with ReadRecentBuffer: no block-count
- * lookup (an lseek) on every insert, scan and merge step. The hint is only a
- * hint: ReadRecentBuffer checks that the buffer still holds block 0 of this
- * relation file, which also proves that the index has a metapage.
+ * lookup (an lseek) on every insert, scan and merge step. A hint that still
+ * holds block 0 of the relation also proves that the index has a metapage.
  */
 #define LSH_META_HINTS 8
 
-typedef struct LshMetaHint
-{
-	std::remove_reference<decltype(MH_REL_LOCATOR((Relation) NULL))>::type locator;
-	Buffer		buffer;
-} LshMetaHint;
-
-static LshMetaHint meta_hints[LSH_META_HINTS];
+static LshBufferHint meta_hints[LSH_META_HINTS];
 static int	meta_hints_next;
 
-static Buffer
-meta_recent(Relation index)
+/* The metapage hint of index: its own, or the next one round the table for it to take. */
+static LshBufferHint *
+meta_hint(Relation index)
 {
-	if (RelationUsesLocalBuffers(index))
-		return InvalidBuffer;
+	LshBufferHint *h;
+
 	for (int i = 0; i < LSH_META_HINTS; i++)
 	{
-		LshMetaHint *h = &meta_hints[i];
-
-		if (BufferIsValid(h->buffer) &&
-			memcmp(&h->locator, &MH_REL_LOCATOR(index), sizeof(h->locator)) == 0)
-		{
-			if (ReadRecentBuffer(MH_REL_LOCATOR(index), MAIN_FORKNUM, LSH_METAPAGE_BLKNO, h->buffer))
-				return h->buffer;
-			h->buffer = InvalidBuffer;
-			return InvalidBuffer;
-		}
+		if (meta_hints[i].relid == RelationGetRelid(index))
+			return &meta_hints[i];
 	}
-	return InvalidBuffer;
-}
-
-static void
-meta_remember(Relation index, Buffer buf)
-{
-	LshMetaHint *h = NULL;
-
-	if (RelationUsesLocalBuffers(index))
-		return;
-	for (int i = 0; i < LSH_META_HINTS && h == NULL; i++)
-	{
-		if (memcmp(&meta_hints[i].locator, &MH_REL_LOCATOR(index), sizeof(meta_hints[i].locator)) == 0)
-			h = &meta_hints[i];
-	}
-	if (h == NULL)
-	{
-		h = &meta_hints[meta_hints_next];
-		meta_hints_next = (meta_hints_next + 1) % LSH_META_HINTS;
-	}
-	h->locator = MH_REL_LOCATOR(index);
-	h->buffer = buf;
+	h = &meta_hints[meta_hints_next];
+	meta_hints_next = (meta_hints_next + 1) % LSH_META_HINTS;
+	memset(h, 0, sizeof(*h));
+	return h;
 }
 
 /*
@@ -420,14 +276,17 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	Page		page;
 	const LshMetaPageData *m;
 	const char *problem;
+	LshBufferHint *hint;
 
-	buf = meta_recent(index);
+	hint = RelationUsesLocalBuffers(index) ? NULL : meta_hint(index);
+	buf = hint != NULL ? lsh_hint_pin(hint, index, LSH_METAPAGE_BLKNO) : InvalidBuffer;
 	if (!BufferIsValid(buf))
 	{
 		if (RelationGetNumberOfBlocks(index) == 0)
 			lsh_corrupted(index, "no metapage", LSH_METAPAGE_BLKNO);
 		buf = ReadBuffer(index, LSH_METAPAGE_BLKNO);
-		meta_remember(index, buf);
+		if (hint != NULL)
+			lsh_hint_remember(hint, index, LSH_METAPAGE_BLKNO, buf);
 	}
 	LockBuffer(buf, mode);
 	page = BufferGetPage(buf);

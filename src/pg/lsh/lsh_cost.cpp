@@ -152,7 +152,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 			/* the depth a % scan at the current threshold will probe */
 			lsh_meta_params(meta, &params);
-			depth = lsh_probe_depth(&params, minhash_similarity_threshold);
+			depth = lsh_probe_depth(&params, minhash_threshold());
 			if (params.version != LSH_VERSION_EXACT && depth < params.rows)
 			{
 				int			eff = minhash::prefix_effective_depth(params.layout, depth);

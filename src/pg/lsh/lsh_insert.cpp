@@ -9,14 +9,15 @@
  *     four leaves per WAL record, locking leaves in block order;
  *  3. for entries whose leaf was full, retake the metapage EXCLUSIVE and
  *     insert with splits.
+ * With fastupdate (lsh_pending_usable), step 1 is lsh_pending_insert: the
+ * slot and the row's place on the pending list in one record; steps 2 and 3
+ * wait for the list's merge.
  */
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
 #include "pg/lsh/lsh_pending.h"
 #include "pg/lsh/lsh_wal.h"
-
-#include <cstdlib>
 
 extern "C" {
 #include "miscadmin.h"
@@ -25,180 +26,51 @@ extern "C" {
 }
 
 /*
- * Step 1: a slot for the signature. Returns its row id. The caller holds the
- * metapage EXCLUSIVE; on an empty index this also fixes the parameters and
- * creates the root leaf. Everything that can fail happens before the
- * critical section of lsh_wal_begin; the record names the bytes changed
- * (lsh_wal.h): the slot, the data page's special space, the metapage fields.
+ * Step 1: a slot for the signature (lsh_slots.cpp). Returns its row id. The
+ * caller holds the metapage EXCLUSIVE; on an empty index this also fixes
+ * the parameters and creates the root leaf. Everything that can fail
+ * happens before the critical section of lsh_wal_begin; the record names
+ * the bytes changed (lsh_wal.h): the slot, the data page's special space,
+ * the metapage fields [, the new root leaf].
  */
 static uint32
-lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid,
-					bool pending)
+lsh_store_signature(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
 {
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
 	LshWalk		w;
+	LshNewSlot	t;
+	Buffer		rootbuf = InvalidBuffer;
+	LshWalRecord r;
+	int			m;
 
-	/* each round unlinks a full page from the free list: the walk bounds them */
 	lsh_walk_init(&w, index, NULL);
-	for (;;)
+	lsh_slot_alloc(index, metabuf, sig, &w, &t);
+	if (meta->root == InvalidBlockNumber)
+		rootbuf = lsh_new_buffer(index);
+
+	lsh_wal_begin(&r, index);
+	m = lsh_wal_page(&r, metabuf, false);
+	lsh_slot_store(&r, m, meta, &t, sig, tid);
+	if (BufferIsValid(rootbuf))
 	{
-		LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
-		LshMetaPageData first;
-		bool		is_first = meta->num_perm == 0;
-		LshIndexParams params;
-		Buffer		databuf;
-		Buffer		rootbuf = InvalidBuffer;
-		Buffer		tailbuf = InvalidBuffer;
-		Buffer		newbuf = InvalidBuffer;
-		bool		fresh_page;
-		Page		page;
-		LshPageOpaque opaque;
-		BlockNumber blkno;
-		int			slotno = -1;
-		LshSlotHeader *slot;
-		LshWalRecord r;
-		int			m;
-		int			d;
-		int			keyed_bands = 0;
-		uint32	   *keys = NULL;
+		Page		root = BufferGetPage(rootbuf);
 
-		if (is_first)
-		{
-			/* first signature ever: check the options against its k before any change */
-			first = *meta;
-			lsh_resolve_params(&first, sig->num_perm, sig->seed, MinHashSigFamily(sig));
-			lsh_meta_params(&first, &params);
-		}
-		else
-		{
-			lsh_meta_params(meta, &params);
-			lsh_check_signature(index, &params, sig, "signature");
-		}
-
-		fresh_page = meta->free_head == InvalidBlockNumber;
-		if (!fresh_page)
-		{
-			/* never block 0, which we hold: lsh_walk_read refuses the metapage */
-			databuf = lsh_walk_read(&w, meta->free_head, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_DATA, 0,
-									&params, InvalidBlockNumber, &page);
-			if (!(LshPageGetOpaque(page)->flags & LSH_IN_FREELIST))
-				lsh_corrupted(index, "free list names a data page not marked as on it",
-							  meta->free_head);
-			for (int i = 0; i < params.slots_per_page; i++)
-			{
-				if (LshDataSlot(page, i, params.num_perm)->state == LSH_SLOT_FREE)
-				{
-					slotno = i;
-					break;
-				}
-			}
-		}
-		else
-		{
-			databuf = lsh_new_buffer(index);
-			slotno = 0;
-		}
-		blkno = BufferGetBlockNumber(databuf);
-		/* fail before logging anything if the row id would not fit */
-		(void) lsh_rowid(&params, blkno, params.slots_per_page - 1);
-
-		if (slotno < 0)
-		{
-			/*
-			 * A listed page without a free slot should not exist; unlink it
-			 * rather than fail, and try the next one.
-			 */
-			lsh_wal_begin(&r, index);
-			m = lsh_wal_page(&r, metabuf, false);
-			d = lsh_wal_page(&r, databuf, false);
-			opaque = LshPageGetOpaque(BufferGetPage(databuf));
-			meta->free_head = opaque->next;
-			opaque->flags &= ~LSH_IN_FREELIST;
-			opaque->next = InvalidBlockNumber;
-			lsh_wal_changed(&r, m, &meta->free_head, sizeof(meta->free_head));
-			lsh_wal_changed(&r, d, opaque, sizeof(LshPageOpaqueData));
-			lsh_wal_finish(&r);
-			UnlockReleaseBuffer(databuf);
-			continue;
-		}
-
-		/* fastupdate: the row id (and its band keys) go on the pending list in this same record */
-		if (pending)
-		{
-			keyed_bands = lsh_pending_keyed_bands(&params);
-			if (keyed_bands > 0)
-			{
-				keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
-				lsh_band_keys(&params, sig->values, keys);
-			}
-			tailbuf = lsh_pending_prepare(index, meta, &newbuf, &w, keyed_bands);
-		}
-		if (meta->root == InvalidBlockNumber)
-			rootbuf = lsh_new_buffer(index);
-
-		lsh_wal_begin(&r, index);
-		m = lsh_wal_page(&r, metabuf, false);
-		d = lsh_wal_page(&r, databuf, fresh_page);
-		page = BufferGetPage(databuf);
-		if (is_first)
-		{
-			*meta = first;
-			lsh_wal_changed(&r, m, meta, sizeof(LshMetaPageData));
-		}
-		if (fresh_page)
-		{
-			lsh_init_data_page(page, params.num_perm);
-			opaque = LshPageGetOpaque(page);
-			opaque->flags |= LSH_IN_FREELIST;
-			opaque->next = InvalidBlockNumber;
-			meta->free_head = blkno;
-		}
-		opaque = LshPageGetOpaque(page);
-		if (pending)
-			lsh_pending_add(&r, m, meta, tailbuf, newbuf, lsh_rowid(&params, blkno, slotno), keys,
-							keyed_bands);
-		slot = LshDataSlot(page, slotno, params.num_perm);
-		slot->tid = *tid;
-		slot->state = LSH_SLOT_LIVE;
-		memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * params.num_perm);
-		lsh_wal_changed(&r, d, slot, LSH_SLOT_SIZE(params.num_perm));
-		opaque->count++;
-		if (opaque->count >= params.slots_per_page)
-		{
-			/* full: it must be the list head (we took the head or a new page) */
-			meta->free_head = opaque->next;
-			opaque->flags &= ~LSH_IN_FREELIST;
-			opaque->next = InvalidBlockNumber;
-		}
-		lsh_wal_changed(&r, d, opaque, sizeof(LshPageOpaqueData));
-		meta->nslots++;
-		lsh_wal_changed(&r, m, &meta->free_head, sizeof(meta->free_head));
-		lsh_wal_changed(&r, m, &meta->nslots, sizeof(meta->nslots));
-
-		if (BufferIsValid(rootbuf))
-		{
-			Page		root = BufferGetPage(rootbuf);
-
-			(void) lsh_wal_page(&r, rootbuf, true);
-			lsh_init_page(root, LSH_PAGE_LEAF, 0);
-			meta->root = BufferGetBlockNumber(rootbuf);
-			meta->leftmost = meta->root;
-			meta->height = 1;
-			meta->nsplits++;
-			lsh_wal_changed(&r, m, &meta->root, sizeof(meta->root));
-			lsh_wal_changed(&r, m, &meta->leftmost, sizeof(meta->leftmost));
-			lsh_wal_changed(&r, m, &meta->height, sizeof(meta->height));
-			lsh_wal_changed(&r, m, &meta->nsplits, sizeof(meta->nsplits));
-		}
-		lsh_wal_finish(&r);
-		UnlockReleaseBuffer(databuf);
-		if (BufferIsValid(rootbuf))
-			UnlockReleaseBuffer(rootbuf);
-		if (BufferIsValid(tailbuf))
-			UnlockReleaseBuffer(tailbuf);
-		if (BufferIsValid(newbuf))
-			UnlockReleaseBuffer(newbuf);
-		return lsh_rowid(&params, blkno, slotno);
+		(void) lsh_wal_page(&r, rootbuf, true);
+		lsh_init_page(root, LSH_PAGE_LEAF, 0);
+		meta->root = BufferGetBlockNumber(rootbuf);
+		meta->leftmost = meta->root;
+		meta->height = 1;
+		meta->nsplits++;
+		lsh_wal_changed(&r, m, &meta->root, sizeof(meta->root));
+		lsh_wal_changed(&r, m, &meta->leftmost, sizeof(meta->leftmost));
+		lsh_wal_changed(&r, m, &meta->height, sizeof(meta->height));
+		lsh_wal_changed(&r, m, &meta->nsplits, sizeof(meta->nsplits));
 	}
+	lsh_wal_finish(&r);
+	UnlockReleaseBuffer(t.buf);
+	if (BufferIsValid(rootbuf))
+		UnlockReleaseBuffer(rootbuf);
+	return t.rowid;
 }
 
 /* band numbers by the block of their leaf; arg is the leaf block of each band */
@@ -216,10 +88,11 @@ band_by_leaf_cmp(const void *a, const void *b, void *arg)
 
 /*
  * Step 2: append entries to leaves that have room, holding the metapage
- * SHARE. Returns the number of bands left for step 3, listed in pending[].
+ * SHARE. Returns the number of bands whose leaf was full, listed in full[],
+ * for step 3.
  */
 static int
-lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, int *pending)
+lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, int *full)
 {
 	LshMetaPage meta;
 	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
@@ -228,7 +101,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	uint32	   *low = (uint32 *) palloc(sizeof(uint32) * nkeys);
 	int		   *order = (int *) palloc(sizeof(int) * nkeys);
 	bool	   *fits = (bool *) palloc(sizeof(bool) * nkeys);
-	int			npending = 0;
+	int			nfull = 0;
 	int			i = 0;
 	LshWalk		w;
 
@@ -287,7 +160,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 				nappend++;
 			}
 			else
-				pending[npending++] = b;
+				full[nfull++] = b;
 		}
 		if (nappend > 0)
 		{
@@ -318,7 +191,7 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
 	pfree(low);
 	pfree(order);
 	pfree(fits);
-	return npending;
+	return nfull;
 }
 
 /*
@@ -354,7 +227,7 @@ lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buff
 		/* leaves are unsorted and may be narrow: decode and sort a copy */
 		e = (LshEntry *) palloc(sizeof(LshEntry) * lsh_leaf_count(page));
 		n = lsh_leaf_decode(page, e);
-		qsort(e, n, sizeof(LshEntry), lsh_entry_cmp);
+		lsh_sort_entries(e, n);
 	}
 	else
 	{
@@ -514,8 +387,8 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	LshIndexParams params;
 	uint32		rowid;
 	uint32	   *keys;
-	int		   *pending;
-	int			npending;
+	int		   *full;			/* the bands whose leaf was full (step 3) */
+	int			nfull;
 
 	if (isnull[0])
 		return false;			/* NULLs are not indexed: % and <%> are strict */
@@ -530,7 +403,7 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		bool		over;
 
 		/* fastupdate: one WAL record; the band entries wait for the merge */
-		(void) lsh_store_signature(index, metabuf, sig, heap_tid, true);
+		lsh_pending_insert(index, metabuf, sig, heap_tid);
 		over = lsh_pending_over_limit(index, meta);
 		UnlockReleaseBuffer(metabuf);
 		/* over the limit: merge (unless someone else is merging already) */
@@ -540,19 +413,19 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		MemoryContextDelete(tmpcxt);
 		return false;
 	}
-	rowid = lsh_store_signature(index, metabuf, sig, heap_tid, false);
+	rowid = lsh_store_signature(index, metabuf, sig, heap_tid);
 	lsh_meta_params(meta, &params);
 	UnlockReleaseBuffer(metabuf);
 
 	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
-	pending = (int *) palloc(sizeof(int) * params.bands);
+	full = (int *) palloc(sizeof(int) * params.bands);
 	lsh_band_keys(&params, sig->values, keys);
-	npending = lsh_append_entries(index, keys, params.bands, rowid, pending);
-	if (npending > 0)
+	nfull = lsh_append_entries(index, keys, params.bands, rowid, full);
+	if (nfull > 0)
 	{
 		metabuf = lsh_read_meta(index, BUFFER_LOCK_EXCLUSIVE, &meta);
-		for (int i = 0; i < npending; i++)
-			lsh_tree_insert(index, metabuf, keys[pending[i]], rowid);
+		for (int i = 0; i < nfull; i++)
+			lsh_tree_insert(index, metabuf, keys[full[i]], rowid);
 		UnlockReleaseBuffer(metabuf);
 	}
 

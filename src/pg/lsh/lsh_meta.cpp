@@ -1,8 +1,9 @@
 /*
  * The metapage and the index's parameters: page and metapage initialisation,
  * where a threshold (or explicit bands and rows) becomes the bands and rows
- * of an index once k is known, the parameters readers take from the
- * metapage, and what they define: a signature's band keys.
+ * of an index once k is known, and a query's threshold the depth its probes
+ * go to; the parameters readers take from the metapage, and what they
+ * define: a signature's band keys.
  */
 #include "pg/pg_prelude.h"
 
@@ -17,12 +18,6 @@ extern "C" {
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
-}
-
-int
-lsh_slots_per_page(int num_perm)
-{
-	return (int) (LSH_CONTENT_SIZE / LSH_SLOT_SIZE(num_perm));
 }
 
 void
@@ -146,6 +141,28 @@ lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *row
 				 p.bands, p.rows, num_perm);
 		return true;
 	}
+}
+
+/*
+ * The probe depth of a % scan at this threshold: the deepest m whose S-curve
+ * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = threshold + 0.1 (so that
+ * pairs 0.1 above the threshold are found with at least that probability).
+ * r for a version-1 index, whose keys match whole bands only. Exposed for
+ * callers that probe at a threshold of their own (support functions, pairs).
+ */
+int
+lsh_probe_depth(const LshIndexParams *params, double threshold)
+{
+	if (params->version == LSH_VERSION_EXACT || params->bands < 1 || params->rows < 1)
+		return params->rows;
+	return minhash::probe_depth(threshold, 0.1, lsh_recall, params->bands, params->rows);
+}
+
+/* Probability that a probe at this depth finds a pair at threshold + 0.1. */
+double
+lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold)
+{
+	return minhash::prefix_hit_probability(Min(1.0, threshold + 0.1), depth, params->bands);
 }
 
 /*

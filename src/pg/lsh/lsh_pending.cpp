@@ -53,105 +53,10 @@ lsh_pending_init(void)
 							NULL, NULL, NULL);
 }
 
-/* keyed pages: at least eight rows a page */
-#define LSH_PENDING_MAX_BANDS	((int) (LSH_CONTENT_SIZE / (8 * sizeof(uint32))) - 1)
-
-/* uint32 words of one row on a pending page: its row id [and band keys] */
-static inline int
-pending_entry_words(Page page)
-{
-	const LshPageOpaque opaque = LshPageGetOpaque(page);
-
-	return (opaque->flags & LSH_PENDING_KEYED) ? 1 + opaque->count : 1;
-}
-
-static inline int
-pending_entry_size(Page page)
-{
-	return pending_entry_words(page) * (int) sizeof(uint32);
-}
-
-static inline int
-pending_count(Page page)
-{
-	return lsh_count_entries(page, pending_entry_size(page));
-}
-
-static inline int
-pending_capacity(Page page)
-{
-	return (int) (LSH_CONTENT_SIZE / pending_entry_size(page));
-}
-
-/* row i of a pending page: its row id, then its band keys on a keyed page */
-static inline uint32 *
-pending_entry(Page page, int i)
-{
-	return (uint32 *) ((char *) page + LSH_CONTENT_START) + (Size) i * pending_entry_words(page);
-}
-
 int
 lsh_pending_keyed_bands(const LshIndexParams *params)
 {
 	return params->bands >= 1 && params->bands <= LSH_PENDING_MAX_BANDS ? params->bands : 0;
-}
-
-const char *
-lsh_pending_page_problem(Page page)
-{
-	PageHeader	ph = (PageHeader) page;
-	LshPageOpaque opaque = LshPageGetOpaque(page);
-
-	if (opaque->flags & (LSH_HAS_HIGH | LSH_NARROW | LSH_IN_FREELIST))
-		return "pending list page with tree or data page flags";
-	if (opaque->level != 0)
-		return "pending list page with a level";
-	if ((opaque->flags & LSH_PENDING_KEYED) ? (opaque->count < 1 || opaque->count > LSH_PENDING_MAX_BANDS)
-		: opaque->count != 0)
-		return psprintf("pending list page with %d band keys a row", opaque->count);
-	if (ph->pd_lower < LSH_CONTENT_START || ph->pd_lower > LSH_CONTENT_START + LSH_CONTENT_SIZE ||
-		(ph->pd_lower - LSH_CONTENT_START) % pending_entry_size(page) != 0)
-		return psprintf("pending list page with invalid pd_lower %d", ph->pd_lower);
-	return NULL;
-}
-
-/*
- * Sort entries by (key, row id) when they come in ascending row id order (as
- * entries_of_rows makes them): a stable LSD radix sort on the key, four
- * passes of 8 bits through a scratch array, linear in n (qsort through a
- * function pointer was a fifth of a merge's CPU, std::sort still a sixth).
- */
-static void
-sort_entries(LshEntry *e, Size n)
-{
-	LshEntry   *tmp;
-	LshEntry   *src = e;
-	LshEntry   *dst;
-
-	if (n < 64)
-	{
-		std::sort(e, e + n, [](const LshEntry &a, const LshEntry &b) {
-			return a.key < b.key || (a.key == b.key && a.value < b.value);
-		});
-		return;
-	}
-	tmp = (LshEntry *) palloc_extended(sizeof(LshEntry) * n, MCXT_ALLOC_HUGE);
-	dst = tmp;
-	for (int shift = 0; shift < 32; shift += 8)
-	{
-		Size		count[257] = {0};
-
-		for (Size i = 0; i < n; i++)
-			count[((src[i].key >> shift) & 0xFF) + 1]++;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (Size i = 0; i < n; i++)
-			dst[count[(src[i].key >> shift) & 0xFF]++] = src[i];
-		std::swap(src, dst);
-	}
-	/* four passes: the result is back in e */
-	Assert(src == e);
-	pfree(tmp);
 }
 
 bool
@@ -180,8 +85,8 @@ lsh_pending_limit_bytes(Relation index)
  * from the pending free list or a new one, which becomes the tail. Returns
  * the tail's buffer (InvalidBuffer when the list is empty).
  */
-Buffer
-lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w, int keyed_bands)
+static Buffer
+pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w, int keyed_bands)
 {
 	Buffer		tailbuf = InvalidBuffer;
 	Page		page;
@@ -198,7 +103,7 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
 
 		/* a plain tail (1.1's) is closed to keyed rows: they start a keyed page */
 		if (!(opaque->flags & LSH_PENDING_CLOSED) && tail_bands == keyed_bands &&
-			pending_count(page) < pending_capacity(page))
+			lsh_pending_count(page) < lsh_pending_capacity(page))
 			return tailbuf;
 	}
 	if (meta->pending_free != InvalidBlockNumber)
@@ -218,9 +123,9 @@ lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w
  * here can fail), naming each byte range changed; m is the metapage's page in
  * the record. The caller releases the pending buffers.
  */
-void
-lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer newbuf,
-				uint32 rowid, const uint32 *keys, int keyed_bands)
+static void
+pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer newbuf,
+			uint32 rowid, const uint32 *keys, int keyed_bands)
 {
 	Page		page;
 	int			p;
@@ -261,15 +166,59 @@ lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf, Buffer
 		p = lsh_wal_page(r, tailbuf, false);
 		page = BufferGetPage(tailbuf);
 	}
-	slot = pending_entry(page, pending_count(page));
+	slot = lsh_pending_row(page, lsh_pending_count(page));
 	slot[0] = rowid;
 	if (keyed_bands > 0)
 		memcpy(slot + 1, keys, sizeof(uint32) * keyed_bands);
-	((PageHeader) page)->pd_lower += pending_entry_size(page);
-	lsh_wal_changed(r, p, slot, pending_entry_size(page));
+	((PageHeader) page)->pd_lower += lsh_pending_row_size(page);
+	lsh_wal_changed(r, p, slot, lsh_pending_row_size(page));
 	lsh_wal_changed(r, p, &((PageHeader) page)->pd_lower, sizeof(LocationIndex));
 	meta->pending_rows++;
 	lsh_wal_changed(r, m, &meta->pending_rows, sizeof(meta->pending_rows));
+}
+
+/*
+ * An insert with fastupdate (the caller holds the metapage EXCLUSIVE): the
+ * signature in a data slot (lsh_slots.cpp) and its row id, with its band
+ * keys on a keyed page, at the list's tail, in one WAL record: metapage,
+ * data page, the tail [and a new tail]. Its band entries wait for the merge.
+ */
+void
+lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid)
+{
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+	LshWalk		w;
+	LshNewSlot	t;
+	int			keyed_bands;
+	uint32	   *keys = NULL;
+	Buffer		tailbuf;
+	Buffer		newbuf;
+	LshWalRecord r;
+	int			m;
+
+	/* one walk for the slot and the tail: its block count is known once */
+	lsh_walk_init(&w, index, NULL);
+	lsh_slot_alloc(index, metabuf, sig, &w, &t);
+	keyed_bands = lsh_pending_keyed_bands(&t.params);
+	if (keyed_bands > 0)
+	{
+		keys = (uint32 *) palloc(sizeof(uint32) * t.params.bands);
+		lsh_band_keys(&t.params, sig->values, keys);
+	}
+	tailbuf = pending_prepare(index, meta, &newbuf, &w, keyed_bands);
+
+	lsh_wal_begin(&r, index);
+	m = lsh_wal_page(&r, metabuf, false);
+	lsh_slot_store(&r, m, meta, &t, sig, tid);
+	pending_add(&r, m, meta, tailbuf, newbuf, t.rowid, keys, keyed_bands);
+	lsh_wal_finish(&r);
+	UnlockReleaseBuffer(t.buf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (keys != NULL)
+		pfree(keys);
 }
 
 /* ---------------------------------------------------------------- merge */
@@ -479,7 +428,7 @@ merge_round(Relation index, Size budget)
 		CHECK_FOR_INTERRUPTS();
 		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL,
 							InvalidBlockNumber, &page);
-		cnt = pending_count(page);
+		cnt = lsh_pending_count(page);
 		if (npages == cappages)
 		{
 			cappages *= 2;
@@ -493,7 +442,7 @@ merge_round(Relation index, Size budget)
 			rowids = (uint32 *) repalloc_huge(rowids, sizeof(uint32) * caprows);
 		}
 		for (int i = 0; i < cnt; i++)
-			rowids[nrows + i] = pending_entry(page, i)[0];
+			rowids[nrows + i] = lsh_pending_row(page, i)[0];
 		nrows += cnt;
 		last = blkno;
 		blkno = LshPageGetOpaque(page)->next;
@@ -520,7 +469,7 @@ merge_round(Relation index, Size budget)
 	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * Max((Size) nrows * params.bands, 1),
 										   MCXT_ALLOC_HUGE);
 	nentries = entries_of_rows(index, &params, rowids, nrows, entries);
-	sort_entries(entries, nentries);
+	lsh_sort_entries(entries, nentries);
 	merge_into_tree(index, entries, nentries, checked);
 
 	/*
@@ -654,13 +603,13 @@ lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint
 			width[b] = hi[b] - lo[b];
 	}
 	pending_walk(index, walk, metabuf, [&](Page page, BlockNumber blkno) {
-		int			n = pending_count(page);
+		int			n = lsh_pending_count(page);
 		uint32	   *out;
 
 		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED))
 		{
 			for (int i = 0; i < n; i++)
-				ids->push(pending_entry(page, i)[0]);
+				ids->push(lsh_pending_row(page, i)[0]);
 			return;
 		}
 		if (LshPageGetOpaque(page)->count != params->bands)
@@ -670,10 +619,10 @@ lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint
 		if (lo == NULL)
 		{
 			for (int i = 0; i < n; i++)
-				out[i] = pending_entry(page, i)[0];
+				out[i] = lsh_pending_row(page, i)[0];
 			return;
 		}
-		ids->n -= n - minhash::rows_in_key_ranges(pending_entry(page, 0), n, pending_entry_words(page),
+		ids->n -= n - minhash::rows_in_key_ranges(lsh_pending_row(page, 0), n, lsh_pending_row_words(page),
 												   params->bands, lo, width, out);
 	});
 	if (width != NULL)
@@ -701,7 +650,7 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rowids.n * params->bands,
 										   MCXT_ALLOC_HUGE);
 	*n = entries_of_rows(index, params, rowids.data, (int) rowids.n, entries);
-	sort_entries(entries, *n);
+	lsh_sort_entries(entries, *n);
 	pfree(rowids.data);
 	return entries;
 }
@@ -762,7 +711,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 			(*pages_seen)++;
 			if (l == 0)
 			{
-				int			cnt = pending_count(page);
+				int			cnt = lsh_pending_count(page);
 
 				pages++;
 				rows += cnt;
@@ -775,7 +724,7 @@ lsh_pending_check(Relation index, const LshMetaPageData *meta, uint64 nslots_bou
 
 				for (int i = 0; i < cnt; i++)
 				{
-					const uint32 *e = pending_entry(page, i);
+					const uint32 *e = lsh_pending_row(page, i);
 					uint32		rowid = e[0];
 
 					if (rowid >= nslots_bound)

@@ -10,13 +10,7 @@
  * write each, are left for the merge, which sorts the entries of many rows by
  * band key and appends all those of one leaf in one WAL record.
  *
- * Pending pages: standard page header, then rows up to pd_lower: on a keyed
- * page (LSH_PENDING_KEYED, opaque->count = the index's bands) a uint32 row
- * id and the row's band keys each (65 a page at 30 bands), on a plain page
- * (written by 1.1) row ids only (2038 a page); LshPageOpaqueData with type
- * LSH_PAGE_PENDING and next = the next pending page. The list runs from the metapage's pending_head to
- * pending_tail; merged pages go to the pending_free list and are only ever
- * reused as pending pages (a page's type never changes).
+ * The pending pages' layout is in lsh_page.h.
  *
  * Who sees a pending row: scans read the pending list (keeping the rows of
  * a keyed page whose key in some band falls in the probe's range, as a leaf
@@ -44,34 +38,19 @@
 #include "pg/lsh/lsh_array.h"
 #include "pg/lsh/lsh_wal.h"
 
-/*
- * A keyed pending page (LSH_PENDING_KEYED) holds, for each row, its row id
- * followed by its band keys (opaque->count of them, the index's bands), so
- * that a scan keeps the rows whose keys a probe would find in the tree and
- * verifies only those (a plain page, as 1.1 wrote them, holds row ids only and
- * every row on it is verified). An index whose rows would not fit eight to a
- * page keeps plain pages.
- */
+/* the band keys each pending row of this index carries: its bands, or 0 (plain pages) */
 int			lsh_pending_keyed_bands(const LshIndexParams *params);
 
 extern int	lsh_pending_list_limit;	/* GUC minhash.lsh_pending_list_limit, kB */
 
 void		lsh_pending_init(void);
-const char *lsh_pending_page_problem(Page page);
 
 /* does this index take inserts into its pending list now? (metapage locked) */
 bool		lsh_pending_usable(Relation index, const LshMetaPageData *meta);
 /* the limit in bytes of signatures */
 Size		lsh_pending_limit_bytes(Relation index);
-/*
- * An insert's append, within its WAL record (metapage and data page
- * registered; at most two more pages are): prepare locks the pages (after the
- * data page) through the insert's walk w, add registers them and appends rowid.
- */
-Buffer		lsh_pending_prepare(Relation index, LshMetaPage meta, Buffer *newbuf, LshWalk *w,
-								int keyed_bands);
-void		lsh_pending_add(LshWalRecord *r, int m, LshMetaPage meta, Buffer tailbuf,
-							Buffer newbuf, uint32 rowid, const uint32 *keys, int keyed_bands);
+/* an insert with fastupdate: the signature's slot and its row on the list, one WAL record (metapage locked) */
+void		lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPointer tid);
 /* is the list over its limit? (metapage locked; the insert reads it there, no second read) */
 bool		lsh_pending_over_limit(Relation index, const LshMetaPageData *meta);
 /* merge the whole list; wait: for the merge lock (else give up if it is taken). Rows merged. */

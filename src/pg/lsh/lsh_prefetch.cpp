@@ -1,5 +1,6 @@
 /*
- * Warming the pages a scan is about to read.
+ * Hints: warming the pages a scan is about to read, and where a block was
+ * last found in shared buffers (LshBufferHint, lsh.h).
  *
  * A % query reads one leaf per band (30 at the default 30 x 4) and then the
  * data pages of its candidates, each somewhere in gigabytes of shared
@@ -15,15 +16,16 @@
  *    read looks at first: the buffer's descriptor, the page header and the
  *    special space
  *    (lsh_prefetch_head, also for a buffer known from an earlier scan: the
- *    leaf hints of the cached tree levels, lsh_tree.cpp);
+ *    buffer hints of the cached tree levels' leaves, lsh_tree.cpp);
  *  - lsh_prefetch_lines prefetches a whole page, for the next page to scan
  *    while the current one is being scanned (a leaf read whole, before
  *    version 4); lsh_prefetch_leaf_at only the lines a search of a sorted
  *    leaf reads;
  *  - lsh_walk_recent hands the buffer to the walk's next read of that block,
- *    which then pins it with ReadRecentBuffer (no second buffer-table lookup).
+ *    which then pins it with ReadRecentBuffer (no second buffer-table lookup):
+ *    lsh_hint_pin, the one way the lsh code pins through a buffer hint.
  *
- * All three are hints: nothing is read through them. An unpinned buffer may
+ * All are hints: nothing is read through them. An unpinned buffer may
  * be evicted and reused in between; ReadRecentBuffer then fails and the read
  * looks the block up as usual, and every page is still checked after it is
  * pinned and locked (lsh_walk_read). A block a link may not name (damage) is
@@ -158,22 +160,21 @@ lsh_prefetch_leaf_at(Buffer buf, uint32 key)
 void
 lsh_walk_recent(LshWalk *w, BlockNumber blkno, Buffer buf)
 {
-	w->recent_blkno = blkno;
-	w->recent_buf = buf;
+	lsh_hint_remember(&w->recent, w->index, blkno, buf);
 }
 
 /*
  * Pin blkno: through the buffer lsh_walk_recent named for it if that buffer
- * still holds it, else by the usual lookup. The hint is used once.
+ * still holds it, else by the usual lookup (through the walk's ring, if it
+ * has one: a ring's read does not take the hint). The hint is used once.
  */
 Buffer
 lsh_walk_pin(LshWalk *w, BlockNumber blkno)
 {
-	Buffer		recent = w->recent_buf;
+	Buffer		buf = w->strategy == NULL ? lsh_hint_pin(&w->recent, w->index, blkno) : InvalidBuffer;
 
-	w->recent_buf = InvalidBuffer;
-	if (BufferIsValid(recent) && w->recent_blkno == blkno && w->strategy == NULL &&
-		ReadRecentBuffer(MH_REL_LOCATOR(w->index), MAIN_FORKNUM, blkno, recent))
-		return recent;
+	w->recent.buffer = InvalidBuffer;
+	if (BufferIsValid(buf))
+		return buf;
 	return ReadBufferExtended(w->index, MAIN_FORKNUM, blkno, RBM_NORMAL, w->strategy);
 }

@@ -209,7 +209,7 @@ typedef struct LshBandLeaf
 	BlockNumber blkno;
 	bool		has_low;
 	uint32		low;
-	int			hint;			/* its entry in the cached levels (lsh_leaf_hint_get) */
+	int			hint;			/* its entry in the cached levels (lsh_leaf_hint) */
 	Buffer		recent;			/* a hint: unpinned */
 } LshBandLeaf;
 
@@ -233,7 +233,9 @@ lsh_find_band_leaves(Relation index, LshScanOpaque so, const LshMetaPageData *me
 		LshBandLeaf *l = &leaves[b];
 
 		/* the buffer the leaf was in last time, else a lookup in the buffer table */
-		l->recent = lsh_leaf_hint_get(index, l->hint);
+		const LshBufferHint *h = lsh_leaf_hint(index, l->hint);
+
+		l->recent = h != NULL ? lsh_hint_buffer(h, index, l->blkno) : InvalidBuffer;
 		if (BufferIsValid(l->recent))
 			lsh_prefetch_head(l->recent);
 		else
@@ -256,7 +258,12 @@ lsh_collect(Relation index, uint32 version, LshCursor *cur, uint32 lo, uint32 hi
 	while (lsh_cursor_next(cur))
 	{
 		if (first && leaf != NULL && cur->blkno == leaf->blkno)
-			lsh_leaf_hint_set(index, leaf->hint, cur->buf);
+		{
+			LshBufferHint *h = lsh_leaf_hint(index, leaf->hint);
+
+			if (h != NULL)
+				lsh_hint_remember(h, index, cur->blkno, cur->buf);
+		}
 		first = false;
 		lsh_leaf_collect(cur->page, lsh_leaf_sorted(cur->page, version), lo, hi, ids);
 	}
@@ -463,28 +470,6 @@ lsh_sort_pending(LshScanOpaque so)
 	so->heaped = so->results.n;
 	for (Size i = so->heap.n / 2; i-- > 0;)
 		lsh_heap_sift_down(so, i);
-}
-
-/*
- * The probe depth of a % scan at this threshold: the deepest m whose S-curve
- * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = threshold + 0.1 (so that
- * pairs 0.1 above the threshold are found with at least that probability).
- * r for a version-1 index, whose keys match whole bands only. Exposed for
- * callers that probe at a threshold of their own (support functions, pairs).
- */
-int
-lsh_probe_depth(const LshIndexParams *params, double threshold)
-{
-	if (params->version == LSH_VERSION_EXACT || params->bands < 1 || params->rows < 1)
-		return params->rows;
-	return minhash::probe_depth(threshold, 0.1, lsh_recall, params->bands, params->rows);
-}
-
-/* Probability that a probe at this depth finds a pair at threshold + 0.1. */
-double
-lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold)
-{
-	return minhash::prefix_hit_probability(Min(1.0, threshold + 0.1), depth, params->bands);
 }
 
 /*

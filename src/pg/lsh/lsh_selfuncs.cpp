@@ -191,7 +191,7 @@ minhash_similar_sel(PG_FUNCTION_ARGS)
 	List	   *args = (List *) PG_GETARG_POINTER(2);
 	int			varRelid = PG_GETARG_INT32(3);
 
-	PG_RETURN_FLOAT8(lsh_similar_restriction_sel(root, args, varRelid, minhash_similarity_threshold));
+	PG_RETURN_FLOAT8(lsh_similar_restriction_sel(root, args, varRelid, minhash_threshold()));
 }
 
 extern "C" Datum
@@ -205,9 +205,11 @@ minhash_similar_joinsel(PG_FUNCTION_ARGS)
 	bool		reversed;
 	double		sel1;
 	double		sel2;
+	double		threshold;
 
 	if (list_length(args) != 2)
 		PG_RETURN_FLOAT8(LSH_DEFAULT_SIM_SEL);
+	threshold = minhash_threshold();
 	get_join_variables(root, args, sjinfo, &vardata1, &vardata2, &reversed);
 	/*
 	 * The fraction of the pairs that match: per row of one side, the expected
@@ -215,8 +217,8 @@ minhash_similar_joinsel(PG_FUNCTION_ARGS)
 	 * own rows; take the one that knows more (the smaller estimate comes from
 	 * an index, a default is larger).
 	 */
-	sel1 = similar_selectivity(&vardata1, minhash_similarity_threshold);
-	sel2 = similar_selectivity(&vardata2, minhash_similarity_threshold);
+	sel1 = similar_selectivity(&vardata1, threshold);
+	sel2 = similar_selectivity(&vardata2, threshold);
 	ReleaseVariableStats(vardata1);
 	ReleaseVariableStats(vardata2);
 	sel1 = Min(sel1, sel2);

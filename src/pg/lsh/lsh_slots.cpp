@@ -1,10 +1,12 @@
 /*
- * The signature store: row ids (block * slots per page + slot) and the slot
- * reader every path that reads a stored signature by row id goes through.
+ * The signature store: row ids (block * slots per page + slot), the slot
+ * reader every path that reads a stored signature by row id goes through,
+ * and the allocation of a slot for a new signature (the free-slot list).
  */
 #include "pg/pg_prelude.h"
 
 #include "pg/lsh/lsh.h"
+#include "pg/lsh/lsh_wal.h"
 
 uint32
 lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot)
@@ -68,4 +70,143 @@ lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot,
 	else if (what != NULL)
 		lsh_corrupted(index, what, blkno);
 	return s;
+}
+
+/*
+ * A slot for a new signature, found under the metapage's EXCLUSIVE lock
+ * (metabuf) through the insert's walk w: the head of the free-slot list's
+ * first free slot, or slot 0 of a new page. On an empty index the
+ * signature's k fixes the parameters (into t->meta_first, written by
+ * lsh_slot_store). Everything that can fail happens here, before the
+ * caller's WAL record; t->buf is returned EXCLUSIVE.
+ */
+void
+lsh_slot_alloc(Relation index, Buffer metabuf, const MinHashSig *sig, LshWalk *w, LshNewSlot *t)
+{
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+
+	/* each round unlinks a full page from the free list: the walk bounds them */
+	for (;;)
+	{
+		Page		page;
+		LshPageOpaque opaque;
+		BlockNumber blkno;
+		LshWalRecord r;
+		int			m;
+		int			d;
+
+		t->first = meta->num_perm == 0;
+		if (t->first)
+		{
+			/* first signature ever: check the options against its k before any change */
+			t->meta_first = *meta;
+			lsh_resolve_params(&t->meta_first, sig->num_perm, sig->seed, MinHashSigFamily(sig));
+			lsh_meta_params(&t->meta_first, &t->params);
+		}
+		else
+		{
+			lsh_meta_params(meta, &t->params);
+			lsh_check_signature(index, &t->params, sig, "signature");
+		}
+
+		t->slot = -1;
+		t->fresh = meta->free_head == InvalidBlockNumber;
+		if (!t->fresh)
+		{
+			/* never block 0, which we hold: lsh_walk_read refuses the metapage */
+			t->buf = lsh_walk_read(w, meta->free_head, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_DATA, 0,
+								   &t->params, InvalidBlockNumber, &page);
+			if (!(LshPageGetOpaque(page)->flags & LSH_IN_FREELIST))
+				lsh_corrupted(index, "free list names a data page not marked as on it",
+							  meta->free_head);
+			for (int i = 0; i < t->params.slots_per_page; i++)
+			{
+				if (LshDataSlot(page, i, t->params.num_perm)->state == LSH_SLOT_FREE)
+				{
+					t->slot = i;
+					break;
+				}
+			}
+		}
+		else
+		{
+			t->buf = lsh_new_buffer(index);
+			t->slot = 0;
+		}
+		blkno = BufferGetBlockNumber(t->buf);
+		/* fail before logging anything if the row id would not fit */
+		(void) lsh_rowid(&t->params, blkno, t->params.slots_per_page - 1);
+		if (t->slot >= 0)
+		{
+			t->rowid = lsh_rowid(&t->params, blkno, t->slot);
+			return;
+		}
+
+		/*
+		 * A listed page without a free slot should not exist; unlink it
+		 * rather than fail, and try the next one.
+		 */
+		lsh_wal_begin(&r, index);
+		m = lsh_wal_page(&r, metabuf, false);
+		d = lsh_wal_page(&r, t->buf, false);
+		opaque = LshPageGetOpaque(BufferGetPage(t->buf));
+		meta->free_head = opaque->next;
+		opaque->flags &= ~LSH_IN_FREELIST;
+		opaque->next = InvalidBlockNumber;
+		lsh_wal_changed(&r, m, &meta->free_head, sizeof(meta->free_head));
+		lsh_wal_changed(&r, d, opaque, sizeof(LshPageOpaqueData));
+		lsh_wal_finish(&r);
+		UnlockReleaseBuffer(t->buf);
+	}
+}
+
+/*
+ * Store the signature (and its heap TID) in the slot lsh_slot_alloc found,
+ * within the caller's WAL record r (its critical section: nothing here can
+ * fail), whose page m is the metapage: the data page is registered next,
+ * then the slot, the page's count and the free list (a full page leaves it),
+ * the parameters of a first signature and the slot count of the metapage,
+ * each byte range named.
+ */
+void
+lsh_slot_store(LshWalRecord *r, int m, LshMetaPage meta, const LshNewSlot *t, const MinHashSig *sig,
+			   ItemPointer tid)
+{
+	int			d = lsh_wal_page(r, t->buf, t->fresh);
+	Page		page = BufferGetPage(t->buf);
+	int			k = t->params.num_perm;
+	LshPageOpaque opaque;
+	LshSlotHeader *slot;
+
+	if (t->first)
+	{
+		*meta = t->meta_first;
+		lsh_wal_changed(r, m, meta, sizeof(LshMetaPageData));
+	}
+	if (t->fresh)
+	{
+		lsh_init_data_page(page, k);
+		opaque = LshPageGetOpaque(page);
+		opaque->flags |= LSH_IN_FREELIST;
+		opaque->next = InvalidBlockNumber;
+		meta->free_head = BufferGetBlockNumber(t->buf);
+	}
+	opaque = LshPageGetOpaque(page);
+	slot = LshDataSlot(page, t->slot, k);
+	slot->tid = *tid;
+	slot->state = LSH_SLOT_LIVE;
+	memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * k);
+	lsh_wal_changed(r, d, slot, LSH_SLOT_SIZE(k));
+	opaque->count++;
+	if (opaque->count >= t->params.slots_per_page)
+	{
+		/* full: it must be the list head (we took the head or a new page) */
+		meta->free_head = opaque->next;
+		opaque->flags &= ~LSH_IN_FREELIST;
+		opaque->next = InvalidBlockNumber;
+	}
+	lsh_wal_changed(r, d, opaque, sizeof(LshPageOpaqueData));
+	meta->nslots++;
+	lsh_wal_changed(r, m, &meta->free_head, sizeof(meta->free_head));
+	lsh_wal_changed(r, m, &meta->nslots, sizeof(meta->nslots));
 }

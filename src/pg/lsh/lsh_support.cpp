@@ -81,7 +81,7 @@ minhash_similar_support(PG_FUNCTION_ARGS)
 		 * index out. A join uses the restriction estimate of its first side.
 		 */
 		SupportRequestSelectivity *sreq = (SupportRequestSelectivity *) rawreq;
-		double		t = minhash_similarity_threshold;
+		double		t = minhash_threshold();
 		Node	   *targ = list_length(sreq->args) == 3 ? (Node *) lthird(sreq->args) : NULL;
 
 		if (targ != NULL)

@@ -7,6 +7,7 @@
 
 #include "pg/lsh/lsh.h"
 
+#include "core/entry_sort.h"
 #include "core/sorted_search.h"
 
 extern "C" {
@@ -62,13 +63,12 @@ typedef struct LshTreeCache
 	LshEntry   *entries;
 	int			nentries;
 	/*
-	 * Per entry (used at level 1): the buffer its leaf was last read in, so
-	 * that the next read pins it with ReadRecentBuffer instead of looking the
-	 * block up in the shared buffer table (a cache miss or two per band in
-	 * gigabytes of shared buffers). Only a hint: ReadRecentBuffer checks that
-	 * the buffer still holds the block.
+	 * Per entry (used at level 1): the buffer its leaf was last read in
+	 * (LshBufferHint), so that the next scan's read pins it with
+	 * ReadRecentBuffer instead of looking the block up in the shared buffer
+	 * table (a cache miss or two per band).
 	 */
-	Buffer	   *leafbuf;
+	LshBufferHint *leafhint;
 } LshTreeCache;
 
 /* Copies of more internal pages than this (8 MB) are not kept: descend through buffers. */
@@ -161,7 +161,7 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 													  MAXALIGN(sizeof(LshTreeCache)) +
 													  MAXALIGN(sizeof(int) * npages) * 2 +
 													  MAXALIGN(sizeof(LshEntry) * entries.n) +
-													  sizeof(Buffer) * entries.n);
+													  sizeof(LshBufferHint) * entries.n);
 
 		cache = (LshTreeCache *) mem;
 		mem += MAXALIGN(sizeof(LshTreeCache));
@@ -171,10 +171,9 @@ lsh_build_tree_cache(Relation index, const LshMetaPageData *meta)
 		mem += MAXALIGN(sizeof(int) * npages);
 		cache->entries = (LshEntry *) mem;
 		mem += MAXALIGN(sizeof(LshEntry) * entries.n);
-		cache->leafbuf = (Buffer *) mem;
+		cache->leafhint = (LshBufferHint *) mem;
 		cache->nentries = (int) entries.n;
-		for (Size i = 0; i < entries.n; i++)
-			cache->leafbuf[i] = InvalidBuffer;
+		memset(cache->leafhint, 0, sizeof(LshBufferHint) * entries.n);
 		memcpy(cache->first, first, sizeof(int) * npages);
 		memcpy(cache->count, count, sizeof(int) * npages);
 		if (entries.n > 0)
@@ -221,8 +220,8 @@ lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool 
 }
 
 /*
- * The same; *hint is where the cached descent ended (for lsh_leaf_hint_get
- * and _set), -1 when it went through the buffers.
+ * The same; *hint is where the cached descent ended (for lsh_leaf_hint), -1
+ * when it went through the buffers.
  */
 BlockNumber
 lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
@@ -282,38 +281,30 @@ lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bo
 }
 
 /*
- * The buffer a leaf was last read in, by the hint lsh_find_leaf_hinted gave
- * for it (InvalidBuffer if none). The cache may have been rebuilt since (a
- * split): then the position names another entry or none, and the hint is
- * merely wrong, which ReadRecentBuffer finds out.
+ * The buffer hint of the leaf at position hint of the cached levels, as
+ * lsh_find_leaf_hinted gave it (NULL if none). The cache may have been
+ * rebuilt since (a split): then the position names another leaf's hint or
+ * none, and the hint is merely for another block, which the hint's block
+ * number tells.
  */
-Buffer
-lsh_leaf_hint_get(Relation index, int hint)
+LshBufferHint *
+lsh_leaf_hint(Relation index, int hint)
 {
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 
 	if (cache == NULL || hint < 0 || hint >= cache->nentries)
-		return InvalidBuffer;
-	return cache->leafbuf[hint];
+		return NULL;
+	return &cache->leafhint[hint];
 }
 
-/* Ask for the line of that hint ahead of lsh_leaf_hint_get (a miss at 10M rows). */
+/* Ask for the line of that hint ahead of reading it (a miss at 10M rows). */
 void
 lsh_leaf_hint_prefetch(Relation index, int hint)
 {
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 
 	if (cache != NULL && hint >= 0 && hint < cache->nentries)
-		lsh_prefetch_address(&cache->leafbuf[hint]);
-}
-
-void
-lsh_leaf_hint_set(Relation index, int hint, Buffer buf)
-{
-	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
-
-	if (cache != NULL && hint >= 0 && hint < cache->nentries)
-		cache->leafbuf[hint] = buf;
+		lsh_prefetch_address(&cache->leafhint[hint]);
 }
 
 BlockNumber
@@ -370,17 +361,23 @@ lsh_leaf_decode(Page page, LshEntry *out)
 	return n;
 }
 
-int
-lsh_entry_cmp(const void *a, const void *b)
+/*
+ * Sort entries by key, then row id: the one sort of band entries
+ * (core/entry_sort.h), for a leaf rewritten whole (VACUUM, a split), the
+ * pairs walk's copy of a leaf and the pending list's entries. The scratch
+ * space of up to a leaf's entries is on the stack.
+ */
+void
+lsh_sort_entries(LshEntry *e, Size n)
 {
-	const LshEntry *x = (const LshEntry *) a;
-	const LshEntry *y = (const LshEntry *) b;
+	LshEntry	local[LSH_CONTENT_SIZE / LSH_NARROW_ENTRY_SIZE + 1];
+	LshEntry   *scratch = local;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
-	return 0;
+	if (n > lengthof(local))
+		scratch = (LshEntry *) palloc_extended(sizeof(LshEntry) * n, MCXT_ALLOC_HUGE);
+	minhash::sort_entries(e, n, scratch);
+	if (scratch != local)
+		pfree(scratch);
 }
 
 int

@@ -114,7 +114,7 @@ lsh_rewrite_leaf(Relation index, Buffer buf, const uint8 *dead, uint64 nbits, ui
 			e[kept++] = e[i];
 	}
 	/* rewritten in key order: appended entries join the sorted prefix (lsh_leaf_sorted) */
-	qsort(e, kept, sizeof(LshEntry), lsh_entry_cmp);
+	lsh_sort_entries(e, kept);
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	/* no more entries than the page held, in its own key range: always fits */

@@ -1,0 +1,407 @@
+/*
+ * minhash_clusters(index, key_column[, key_type], threshold, mode, exact,
+ * text_column, unit, k): groups of similar rows as (key, cluster_id), where
+ * cluster_id is the smallest key of the cluster, so
+ *     DELETE FROM t WHERE id IN (SELECT key FROM minhash_clusters(...) WHERE key <> cluster_id)
+ * keeps one row per cluster. Rows without a similar partner are not listed.
+ *
+ * mode 'connected': connected components of the similar-pairs graph
+ * (union-find over row ids). Similarity is not transitive: a chain
+ * a ~ b ~ c puts a and c together however different they are.
+ * mode 'representative': the smallest key not yet taken becomes a
+ * representative and takes every similar row not yet taken; every member is
+ * then similar to its cluster's representative (the row that is kept).
+ *
+ * Memory: the pairs stream through tuplesorts and tuplestores (work_mem,
+ * spilling beyond). Union-find keeps one 4-byte parent per row id of the
+ * index -- about 6 bytes per indexed row -- and each mode a bitmap of row
+ * ids; these are the only allocations that grow with the table.
+ */
+#include "pg/pg_prelude.h"
+
+#include "pg/citus/citus.h"
+#include "pg/pairs/pairs.h"
+
+extern "C" {
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/tuplesort.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+
+PG_FUNCTION_INFO_V1(minhash_clusters);
+PG_FUNCTION_INFO_V1(minhash_clusters_any);
+}
+
+typedef enum ClusterMode
+{
+	CLUSTER_CONNECTED,
+	CLUSTER_REPRESENTATIVE
+} ClusterMode;
+
+typedef struct ClusterState
+{
+	ClusterMode mode;
+	Tuplestorestate *out;		/* the result: (key, cluster_id) */
+	TupleDesc	outdesc;
+	Oid			key_lt;			/* the key type's < */
+
+	/* connected: union-find over row ids, and the rows seen with their keys */
+	uint32	   *parent;
+	uint8	   *seen;
+	Tuplestorestate *members;	/* (rowid, key) of each row in a pair, once */
+	TupleDesc	memberdesc;
+
+	/* representative: both directions of every pair, sorted by the first row */
+	Tuplesortstate *edges;		/* (key_x, rowid_x, key_y, rowid_y) */
+	TupleDesc	edgedesc;
+	TupleTableSlot *edgeslot;
+} ClusterState;
+
+#define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
+#define BIT_SET(bits, i)	((bits)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+/* root of x, halving the path on the way */
+static uint32
+uf_find(uint32 *parent, uint32 x)
+{
+	while (parent[x] != x)
+	{
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+/* the larger root joins the smaller: roots only decrease, so finds stay short */
+static void
+uf_union(uint32 *parent, uint32 x, uint32 y)
+{
+	x = uf_find(parent, x);
+	y = uf_find(parent, y);
+	if (x < y)
+		parent[y] = x;
+	else if (y < x)
+		parent[x] = y;
+}
+
+static void
+remember_member(ClusterState *st, const PairsRow *r)
+{
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (BIT_TEST(st->seen, r->rowid))
+		return;
+	BIT_SET(st->seen, r->rowid);
+	values[0] = Int64GetDatum(r->rowid);
+	values[1] = r->key;
+	tuplestore_putvalues(st->members, st->memberdesc, values, nulls);
+}
+
+static void
+put_edge(ClusterState *st, const PairsRow *x, const PairsRow *y)
+{
+	TupleTableSlot *slot = st->edgeslot;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = x->key;
+	slot->tts_values[1] = Int64GetDatum(x->rowid);
+	slot->tts_values[2] = y->key;
+	slot->tts_values[3] = Int64GetDatum(y->rowid);
+	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(st->edges, slot);
+}
+
+static void
+collect_pair(PairsRun *run, void *arg, const PairsRow *a, const PairsRow *b, double similarity)
+{
+	ClusterState *st = (ClusterState *) arg;
+
+	if (st->mode == CLUSTER_CONNECTED)
+	{
+		uf_union(st->parent, a->rowid, b->rowid);
+		remember_member(st, a);
+		remember_member(st, b);
+	}
+	else
+	{
+		put_edge(st, a, b);
+		put_edge(st, b, a);
+	}
+}
+
+static void
+emit(ClusterState *st, Datum key, Datum cluster_id)
+{
+	Datum		values[2] = {key, cluster_id};
+	bool		nulls[2] = {false, false};
+
+	tuplestore_putvalues(st->out, st->outdesc, values, nulls);
+}
+
+/* Components: sort (root, key, rowid); the first key of each root is its cluster id. */
+static void
+finish_connected(PairsRun *run, ClusterState *st)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(3);
+	AttrNumber	cols[3] = {1, 2, 3};
+	Oid			ops[3] = {Int8LessOperator, st->key_lt, Int8LessOperator};
+	Oid			colls[3] = {InvalidOid, run->key_collation, InvalidOid};
+	bool		nullsfirst[3] = {false, false, false};
+	Tuplesortstate *sort;
+	TupleTableSlot *in;
+	TupleTableSlot *slot;
+	TupleTableSlot *sorted;
+	bool		have_root = false;
+	int64		root = 0;
+	Datum		cluster_id = (Datum) 0;
+	uint64		n = 0;
+
+	TupleDescInitEntry(desc, 1, "root", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 2, "key", run->args.key_type, -1, 0);
+	TupleDescInitEntryCollation(desc, 2, run->key_collation);
+	TupleDescInitEntry(desc, 3, "rowid", INT8OID, -1, 0);
+	sort = tuplesort_begin_heap(desc, 3, cols, ops, colls, nullsfirst, work_mem, NULL,
+								TUPLESORT_NONE);
+	in = MakeSingleTupleTableSlot(st->memberdesc, &TTSOpsMinimalTuple);
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	sorted = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+
+	tuplestore_rescan(st->members);
+	while (tuplestore_gettupleslot(st->members, true, false, in))
+	{
+		uint32		rowid;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(in);
+		rowid = (uint32) DatumGetInt64(in->tts_values[0]);
+		ExecClearTuple(slot);
+		slot->tts_values[0] = Int64GetDatum(uf_find(st->parent, rowid));
+		slot->tts_values[1] = in->tts_values[1];
+		slot->tts_values[2] = in->tts_values[0];
+		memset(slot->tts_isnull, 0, sizeof(bool) * 3);
+		ExecStoreVirtualTuple(slot);
+		tuplesort_puttupleslot(sort, slot);
+	}
+	tuplesort_performsort(sort);
+	while (tuplesort_gettupleslot(sort, true, false, sorted, NULL))
+	{
+		int64		r;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(sorted);
+		r = DatumGetInt64(sorted->tts_values[0]);
+		if (!have_root || r != root)
+		{
+			/* first (smallest) key of the component; copied, the slot is reused */
+			if (have_root && !run->key_typbyval)
+				pfree(DatumGetPointer(cluster_id));
+			have_root = true;
+			root = r;
+			cluster_id = datumCopy(sorted->tts_values[1], run->key_typbyval, run->key_typlen);
+		}
+		emit(st, sorted->tts_values[1], cluster_id);
+	}
+	tuplesort_end(sort);
+	ExecDropSingleTupleTableSlot(in);
+	ExecDropSingleTupleTableSlot(slot);
+	ExecDropSingleTupleTableSlot(sorted);
+}
+
+/*
+ * Representatives: rows in key order; a row not yet taken takes every
+ * neighbour not yet taken. Its neighbours with smaller keys are all taken by
+ * then (had one been free at its own turn, it would have taken this row), so
+ * the representative is the smallest key of its cluster.
+ */
+static void
+finish_representative(PairsRun *run, ClusterState *st)
+{
+	uint8	   *taken = st->seen;
+	TupleTableSlot *sorted = MakeSingleTupleTableSlot(st->edgedesc, &TTSOpsMinimalTuple);
+	bool		have_x = false;
+	uint32		x = 0;
+	Datum		xkey = (Datum) 0;
+	bool		is_rep = false;
+	uint64		members = 0;
+	uint64		n = 0;
+
+	tuplesort_performsort(st->edges);
+	for (;;)
+	{
+		bool		more = tuplesort_gettupleslot(st->edges, true, false, sorted, NULL);
+		uint32		rx = 0;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (more)
+		{
+			slot_getallattrs(sorted);
+			rx = (uint32) DatumGetInt64(sorted->tts_values[1]);
+		}
+		if (have_x && (!more || rx != x))
+		{
+			/* the previous row's neighbours are done */
+			if (is_rep && members > 0)
+				emit(st, xkey, xkey);
+			have_x = false;
+		}
+		if (!more)
+			break;
+		if (!have_x)
+		{
+			if (!run->key_typbyval && xkey != (Datum) 0)
+				pfree(DatumGetPointer(xkey));
+			have_x = true;
+			x = rx;
+			xkey = datumCopy(sorted->tts_values[0], run->key_typbyval, run->key_typlen);
+			is_rep = !BIT_TEST(taken, x);
+			if (is_rep)
+				BIT_SET(taken, x);
+			members = 0;
+		}
+		if (is_rep)
+		{
+			uint32		y = (uint32) DatumGetInt64(sorted->tts_values[3]);
+
+			if (!BIT_TEST(taken, y))
+			{
+				BIT_SET(taken, y);
+				emit(st, sorted->tts_values[2], xkey);
+				members++;
+			}
+		}
+	}
+	tuplesort_end(st->edges);
+	ExecDropSingleTupleTableSlot(sorted);
+}
+
+static ClusterMode
+parse_mode(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *mode;
+
+	if (PG_ARGISNULL(argno))
+		return CLUSTER_CONNECTED;
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(mode, "connected") == 0)
+		return CLUSTER_CONNECTED;
+	if (strcmp(mode, "representative") == 0)
+		return CLUSTER_REPRESENTATIVE;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown clustering mode \"%.*s%s\"", pg_mbcliplen(mode, strlen(mode), 40), mode,
+					strlen(mode) > 40 ? "..." : ""),
+			 errhint("Valid modes are \"connected\" and \"representative\".")));
+	pg_unreachable();
+}
+
+static Datum
+clusters(FunctionCallInfo fcinfo, bool polymorphic)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			first = polymorphic ? 3 : 2;
+	PairsArgs	args;
+	PairsRun	run;
+	ClusterState st;
+	TypeCacheEntry *tce;
+	MemoryContext oldcxt;
+
+	/* (index, key_column[, key_type], threshold, mode, exact, text_column, unit, k) */
+	pairs_parse_args(fcinfo, &args, "minhash_clusters", polymorphic, first, first + 2);
+	memset(&st, 0, sizeof(st));
+	st.mode = parse_mode(fcinfo, first + 1);
+	tce = lookup_type_cache(args.key_type, TYPECACHE_LT_OPR);
+	if (!OidIsValid(tce->lt_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an ordering operator for type %s",
+						format_type_be(args.key_type)),
+				 errdetail("A cluster is named by its smallest key.")));
+	st.key_lt = tce->lt_opr;
+	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE))
+		return (Datum) 0;		/* a Citus table, by distributed SQL */
+	InitMaterializedSRF(fcinfo, 0);
+	st.out = rsinfo->setResult;
+	st.outdesc = rsinfo->setDesc;
+
+	pairs_begin(&run, &args);
+	/* union-find and the edges name rows by 32-bit row ids: all partitions together */
+	if (run.nrowids > (uint64) PG_UINT32_MAX + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("minhash_clusters supports at most %u index slots over all partitions",
+						PG_UINT32_MAX),
+				 errhint("Cluster each partition separately, or use minhash_similar_pairs.")));
+	oldcxt = MemoryContextSwitchTo(run.cxt);
+	st.seen = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	if (st.mode == CLUSTER_CONNECTED)
+	{
+		st.parent = (uint32 *) palloc_extended(sizeof(uint32) * Max(run.nrowids, 1), MCXT_ALLOC_HUGE);
+		for (uint64 i = 0; i < run.nrowids; i++)
+			st.parent[i] = (uint32) i;
+		st.memberdesc = CreateTemplateTupleDesc(2);
+		TupleDescInitEntry(st.memberdesc, 1, "rowid", INT8OID, -1, 0);
+		TupleDescInitEntry(st.memberdesc, 2, "key", args.key_type, -1, 0);
+		st.members = tuplestore_begin_heap(false, false, work_mem);
+	}
+	else
+	{
+		AttrNumber	cols[4] = {1, 2, 3, 4};
+		Oid			ops[4] = {st.key_lt, Int8LessOperator, st.key_lt, Int8LessOperator};
+		Oid			colls[4] = {run.key_collation, InvalidOid, run.key_collation, InvalidOid};
+		bool		nullsfirst[4] = {false, false, false, false};
+
+		st.edgedesc = CreateTemplateTupleDesc(4);
+		TupleDescInitEntry(st.edgedesc, 1, "key_x", args.key_type, -1, 0);
+		TupleDescInitEntryCollation(st.edgedesc, 1, run.key_collation);
+		TupleDescInitEntry(st.edgedesc, 2, "rowid_x", INT8OID, -1, 0);
+		TupleDescInitEntry(st.edgedesc, 3, "key_y", args.key_type, -1, 0);
+		TupleDescInitEntryCollation(st.edgedesc, 3, run.key_collation);
+		TupleDescInitEntry(st.edgedesc, 4, "rowid_y", INT8OID, -1, 0);
+		st.edges = tuplesort_begin_heap(st.edgedesc, 4, cols, ops, colls, nullsfirst, work_mem,
+										NULL, TUPLESORT_NONE);
+		st.edgeslot = MakeSingleTupleTableSlot(st.edgedesc, &TTSOpsVirtual);
+	}
+	MemoryContextSwitchTo(oldcxt);
+
+	pairs_walk(&run, collect_pair, &st);
+
+	oldcxt = MemoryContextSwitchTo(run.cxt);
+	if (st.mode == CLUSTER_CONNECTED)
+	{
+		finish_connected(&run, &st);
+		tuplestore_end(st.members);
+	}
+	else
+	{
+		finish_representative(&run, &st);
+		ExecDropSingleTupleTableSlot(st.edgeslot);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	pairs_end(&run);
+	return (Datum) 0;
+}
+
+extern "C" Datum
+minhash_clusters(PG_FUNCTION_ARGS)
+{
+	return clusters(fcinfo, false);
+}
+
+extern "C" Datum
+minhash_clusters_any(PG_FUNCTION_ARGS)
+{
+	return clusters(fcinfo, true);
+}

@@ -1,0 +1,747 @@
+/*
+ * The all-pairs walk: one pass along the leaf level of an lsh index's band
+ * tree, in key order, where rows sharing a band are runs of equal keys (a
+ * run may continue on the next leaf when it reaches the leaf's high key).
+ *
+ * For each run of two rows or more (a band group), every pair of its rows is
+ * a candidate. It is verified only in the group of the first band where the
+ * two stored signatures agree entirely (see pairs.h), so each pair is
+ * verified and emitted once, without remembering pairs. Verification reads
+ * the signatures from the index's data pages, never the heap; only pairs that
+ * pass reach the row cache (visibility under the snapshot, keys).
+ *
+ * Memory: a group's signatures are read in chunks that fit a quarter of
+ * work_mem and compared block against block, so a group of many thousands of
+ * identical rows (m^2 / 2 pairs) costs time, not memory.
+ *
+ * The leaves come from the partition-cursor merge (pairs_merge.cpp): every
+ * part's leaf level (the index, or each partition's index) and its pending
+ * rows, in key order, gathered into band groups (a group's row ids spill to
+ * a tuplesort beyond a sixteenth of work_mem) and handed here, those of two
+ * rows or more, one at a time (pairs_verify_group).
+ *
+ * Key ranges: a walker may cover only keys [lo, hi] (pairs_walk_range), as
+ * the parallel walk's participants do (pairs_parallel.cpp): the merge keeps
+ * the entries of the range, and its verified pairs go to a callback (the
+ * queue to the leader) instead of straight to the row cache.
+ *
+ * Concurrency: no metapage lock is held during the walk (see
+ * pairs_merge.cpp for the leaves). Entries added or moved meanwhile belong
+ * to rows the snapshot cannot see; entries of rows it can see are neither
+ * removed nor re-slotted while it is held.
+ */
+#include "pg/pg_prelude.h"
+
+#include <algorithm>
+
+#include "core/jaccard.h"
+#include "pg/pairs/pairs_merge.h"
+
+extern "C" {
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "storage/buf_internals.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+#include "utils/tuplesort.h"
+}
+
+/* signatures of up to cap rows, read from the data pages */
+typedef struct PairsChunk
+{
+	int			n;
+	uint64	   *ids;
+	ItemPointerData *tids;
+	uint32	   *sigs;			/* n * num_perm values */
+} PairsChunk;
+
+/*
+ * Data pages are read in random order, one slot at a time, millions of times
+ * in a large walk. Two memories cut the cost of a read to little more than
+ * touching the slot:
+ *  - the buffer each block was last found in (LshBufferHint), so
+ *    ReadRecentBuffer pins it without a lookup in the shared buffer table (a
+ *    direct-mapped table of at most a sixteenth of work_mem);
+ *  - which blocks have been checked to be data pages: index pages are never
+ *    freed or reused for another type, so a block checked once stays one
+ *    (this spares two cache misses, the page header and special space).
+ */
+typedef struct PairsPages
+{
+	uint32		mask;			/* size - 1, size a power of two */
+	LshBufferHint *hint;
+} PairsPages;
+
+/* the hint slot of (part, block) */
+#define PAIRS_HINT(pc, part, blkno) \
+	(&(pc)->hint[((blkno) ^ ((uint32) (part) * 0x9E3779B1U)) & (pc)->mask])
+
+/*
+ * Groups up to this size are verified in place, their pages locked together
+ * (within PostgreSQL's limit of 200 LWLocks held at once).
+ */
+#define PAIRS_SMALL_GROUP	16
+
+/* a pair of a small group that passed verification */
+typedef struct PairsPassed
+{
+	uint8		i;
+	uint8		j;
+	double		sim;
+} PairsPassed;
+
+struct PairsWalk
+{
+	PairsRun   *run;
+	PairsPages	pages;
+	PairsVerifiedFn verified;	/* where a verified pair goes */
+	void	   *arg;
+	PairsMerge *merge;			/* the parts' leaves in key order (pairs_merge.cpp) */
+	PairsGroup *group;			/* the group being verified */
+	int			chunk_cap;
+	uint64	   *idbuf;			/* chunk_cap ids read from a group */
+	PairsChunk	a;
+	PairsChunk	b;
+	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
+};
+
+/* Where a group reader is: the next in-memory id, the last id returned. */
+typedef struct IdReaderPos
+{
+	int			pos;
+	bool		have_last;
+	uint64		last;
+} IdReaderPos;
+
+/* A group reader: the unique ids of a group in ascending order, rewindable to a mark. */
+typedef struct IdReader
+{
+	PairsGroup *g;
+	IdReaderPos at;
+	IdReaderPos mark;
+} IdReader;
+
+/* sorts and removes duplicates; returns the new count */
+static int
+sort_unique_ids(uint64 *ids, int n) noexcept
+{
+	std::sort(ids, ids + n);
+	return (int) (std::unique(ids, ids + n) - ids);
+}
+
+/* first band in which the two signatures agree on the first len values, or -1 */
+static inline int
+first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows, int len)
+{
+	/* bands are a few values long: a plain loop beats a call to memcmp */
+	for (int i = 0; i < bands; i++)
+	{
+		const uint32 *x = a + (Size) i * rows;
+		const uint32 *y = b + (Size) i * rows;
+		int			v = 0;
+
+		while (v < len && x[v] == y[v])
+			v++;
+		if (v == len)
+			return i;
+	}
+	return -1;
+}
+
+static void
+chunk_alloc(PairsChunk *c, int cap, int num_perm)
+{
+	c->n = 0;
+	c->ids = (uint64 *) palloc(sizeof(uint64) * cap);
+	c->tids = (ItemPointerData *) palloc(sizeof(ItemPointerData) * cap);
+	c->sigs = (uint32 *) palloc_extended(sizeof(uint32) * (Size) cap * num_perm, MCXT_ALLOC_HUGE);
+}
+
+static void
+pages_init(PairsWalk *w)
+{
+	PairsRun   *run = w->run;
+	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(LshBufferHint), 1024);
+	uint32		size = 1024;
+	uint64		nblocks = 0;
+
+	for (int p = 0; p < run->nparts; p++)
+	{
+		nblocks += run->parts[p].nblocks;
+		run->parts[p].checked = (uint8 *) palloc0(run->parts[p].nblocks / 8 + 1);
+	}
+	while (size < nblocks && (Size) size * 2 <= max_entries)
+		size *= 2;
+	w->pages.mask = size - 1;
+	w->pages.hint = (LshBufferHint *) palloc0(sizeof(LshBufferHint) * size);
+}
+
+/* The data page blkno of a part, pinned and share-locked and checked (XX002 if it is not a sound data page). */
+static Buffer
+read_data_page(PairsWalk *w, int part, BlockNumber blkno)
+{
+	PairsPart  *pt = &w->run->parts[part];
+	Buffer		buf;
+
+	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
+	Assert(blkno < pt->nblocks);
+	buf = lsh_hint_read(PAIRS_HINT(&w->pages, part, blkno), pt->index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if ((pt->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
+	{
+		/* entries name allocated slots: anything but a sound data page is damage */
+		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
+			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
+
+		if (problem != NULL)
+			lsh_corrupted(pt->index, problem, blkno);
+		pt->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
+	}
+	return buf;
+}
+
+/*
+ * The slot of a part's row id on its data page, checked (state, TID within
+ * the part's table: emitting a pair fetches the heap tuple); NULL unless
+ * LIVE, since a DEAD slot's TID may already name another tuple.
+ */
+static const LshSlotHeader *
+live_slot(PairsWalk *w, int part, Page page, uint32 rowid, BlockNumber blkno)
+{
+	PairsRun   *run = w->run;
+	PairsPart  *pt = &run->parts[part];
+	const LshSlotHeader *slot = lsh_slot_read(pt->index, page, &run->params,
+											  lsh_rowid_slot(&run->params, rowid), blkno);
+
+	if (slot->state != LSH_SLOT_LIVE)
+		return NULL;
+	lsh_check_heap_tid(pt->index, pt->heap, &pt->heap_nblocks, &slot->tid, blkno);
+	return slot;
+}
+
+/*
+ * Read the stored signatures of ids[0..n) (ascending, so each data page is
+ * visited once) into c, keeping LIVE slots only: a DEAD slot's TID may
+ * already name another tuple.
+ */
+static void
+load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
+{
+	PairsRun   *run = w->run;
+	const LshIndexParams *params = &run->params;
+	int			k = params->num_perm;
+	Buffer		buf = InvalidBuffer;
+	BlockNumber cur = InvalidBlockNumber;
+	int			curpart = -1;
+
+	c->n = 0;
+	for (int i = 0; i < n; i++)
+	{
+		int			part = pairs_part_of(run, ids[i]);
+		uint32		rowid = (uint32) (ids[i] - run->parts[part].base);
+		BlockNumber blkno = lsh_rowid_block(params, rowid);
+		const LshSlotHeader *slot;
+
+		if (blkno != cur || part != curpart)
+		{
+			if (BufferIsValid(buf))
+				UnlockReleaseBuffer(buf);
+			buf = read_data_page(w, part, blkno);
+			cur = blkno;
+			curpart = part;
+		}
+		slot = live_slot(w, part, BufferGetPage(buf), rowid, blkno);
+		if (slot == NULL)
+			continue;
+		c->ids[c->n] = ids[i];
+		c->tids[c->n] = slot->tid;
+		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
+		c->n++;
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Is (a, b) a pair of this group to verify, and does it pass? Returns the
+ * estimate, or with exact => true 0 for "passed on to the exact check"; -1
+ * if not. Reads only the signatures.
+ */
+static inline double
+verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
+{
+	PairsRun   *run = w->run;
+	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
+	double		sim;
+
+	/*
+	 * No band equal on the probed prefix: the keys collided by chance (not a
+	 * candidate). Otherwise the pair is verified in the group of that first
+	 * band only, so once.
+	 */
+	if (f < 0)
+		return -1;
+	if (run->params.version != LSH_VERSION_EXACT)
+	{
+		/*
+		 * Version 2 keys carry the band number in their top bits: both rows'
+		 * keys of band f agree under the mask, so they meet in exactly one
+		 * group of band f, and this is it when the group is of band f.
+		 */
+		int			bb = run->params.layout.band_bits;
+
+		if ((bb == 0 ? 0 : (int) (w->group->key >> (32 - bb))) != f)
+			return -1;
+	}
+	else if (minhash::lsh_band_key(run->params.layout, false, sa, f) != w->group->key)
+		return -1;
+	run->candidates++;
+	if (run->args.exact)
+		return 0;
+	/* the % operator's own estimate, so results match a.sig % b.sig */
+	sim = minhash::jaccard_estimate(sa, sb, run->params.num_perm);
+	return sim < run->args.threshold ? -1 : sim;
+}
+
+/*
+ * A verified pair: emit it if both rows are visible (and, exact, similar
+ * enough). The serial walk calls this for each pair it verifies; a parallel
+ * walk's leader for each pair its workers send (pairs_parallel.cpp).
+ */
+void
+pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, ItemPointer tida,
+					uint64 idb, ItemPointer tidb, double sim)
+{
+	PairsRow   *a;
+	PairsRow   *b;
+
+	if (run->deferred != NULL)
+	{
+		pairs_table_order_add(run, ida, tida, idb, tidb, sim);
+		return;
+	}
+	pairs_resolve(run, ida, tida, idb, tidb, &a, &b);
+	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
+		return;
+	if (run->args.exact)
+	{
+		if (a->text_isnull || b->text_isnull)
+			return;
+		sim = pairs_exact_jaccard(a->shingles, b->shingles);
+		if (sim < run->args.threshold)
+			return;
+	}
+	run->pairs++;
+	if (pairs_compare_keys(run, a->key, b->key) > 0)
+		emit(run, arg, b, a, sim);
+	else
+		emit(run, arg, a, b, sim);
+}
+
+static inline void
+emit_pair(PairsWalk *w, uint64 ida, ItemPointer tida, uint64 idb, ItemPointer tidb, double sim)
+{
+	w->verified(w->run, w->arg, ida, tida, idb, tidb, sim);
+}
+
+static inline void
+consider(PairsWalk *w, const PairsChunk *ca, int i, const PairsChunk *cb, int j)
+{
+	int			k = w->run->params.num_perm;
+	double		sim = verify(w, ca->sigs + (Size) i * k, cb->sigs + (Size) j * k);
+
+	if (sim >= 0)
+		emit_pair(w, ca->ids[i], &ca->tids[i], cb->ids[j], &cb->tids[j], sim);
+}
+
+static void
+compare_within(PairsWalk *w, const PairsChunk *c)
+{
+	for (int i = 0; i < c->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int j = i + 1; j < c->n; j++)
+			consider(w, c, i, c, j);
+	}
+}
+
+static void
+compare_across(PairsWalk *w, const PairsChunk *ca, const PairsChunk *cb)
+{
+	for (int i = 0; i < ca->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < cb->n; j++)
+			consider(w, ca, i, cb, j);
+	}
+}
+
+/*
+ * A small group (most are two or three rows) is verified in place: its data
+ * pages stay pinned and share-locked while the pairs are checked, so a
+ * signature is read only as far as the check needs -- usually its first
+ * band or two -- instead of being copied whole. Passing pairs are collected
+ * and emitted once the pages are released (emitting fetches heap rows).
+ */
+static void
+pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
+{
+	PairsRun   *run = w->run;
+	const LshIndexParams *params = &run->params;
+	Buffer		bufs[PAIRS_SMALL_GROUP];
+	int			bufparts[PAIRS_SMALL_GROUP];
+	const LshSlotHeader *slots[PAIRS_SMALL_GROUP];
+	uint64		live_ids[PAIRS_SMALL_GROUP];
+	ItemPointerData tids[PAIRS_SMALL_GROUP];
+	int			nbufs = 0;
+	int			m = 0;
+	int			npassed = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			part = pairs_part_of(run, ids[i]);
+		uint32		rowid = (uint32) (ids[i] - run->parts[part].base);
+		BlockNumber blkno = lsh_rowid_block(params, rowid);
+		const LshSlotHeader *slot;
+
+		/* ids ascend (part, then row id), so a page repeats only as the last one taken */
+		if (nbufs == 0 || bufparts[nbufs - 1] != part ||
+			BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
+		{
+			bufparts[nbufs] = part;
+			bufs[nbufs++] = read_data_page(w, part, blkno);
+		}
+		slot = live_slot(w, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
+		if (slot == NULL)
+			continue;
+		slots[m] = slot;
+		live_ids[m] = ids[i];
+		tids[m] = slot->tid;
+		m++;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		for (int j = i + 1; j < m; j++)
+		{
+			double		sim = verify(w, LshSlotValues(slots[i]), LshSlotValues(slots[j]));
+
+			if (sim >= 0)
+			{
+				PairsPassed *p = &w->passed[npassed++];
+
+				p->i = (uint8) i;
+				p->j = (uint8) j;
+				p->sim = sim;
+			}
+		}
+	}
+	for (int b = 0; b < nbufs; b++)
+		UnlockReleaseBuffer(bufs[b]);
+	for (int p = 0; p < npassed; p++)
+	{
+		const PairsPassed *pp = &w->passed[p];
+
+		emit_pair(w, live_ids[pp->i], &tids[pp->i], live_ids[pp->j], &tids[pp->j], pp->sim);
+	}
+}
+
+static int
+reader_next(IdReader *r, uint64 *out, int max)
+{
+	int			n = 0;
+
+	while (n < max)
+	{
+		uint64		id;
+
+		if (r->g->spill != NULL)
+		{
+			Datum		d;
+			bool		isnull;
+
+			if (!mh_tuplesort_getdatum(r->g->spill, true, &d, &isnull))
+				break;
+			id = (uint64) DatumGetInt64(d);
+		}
+		else
+		{
+			if (r->at.pos >= r->g->n)
+				break;
+			id = r->g->ids[r->at.pos++];
+		}
+		if (r->at.have_last && id == r->at.last)
+			continue;
+		r->at.have_last = true;
+		r->at.last = id;
+		out[n++] = id;
+	}
+	return n;
+}
+
+static void
+reader_mark(IdReader *r)
+{
+	if (r->g->spill != NULL)
+		tuplesort_markpos(r->g->spill);
+	r->mark = r->at;
+}
+
+static void
+reader_restore(IdReader *r)
+{
+	if (r->g->spill != NULL)
+		tuplesort_restorepos(r->g->spill);
+	r->at = r->mark;
+}
+
+/*
+ * All pairs of a large group, block against block: chunk A (the next ids in
+ * order) against itself, then against every later chunk B. Two chunks are
+ * in memory at a time.
+ */
+static void
+pairs_of_large_group(PairsWalk *w)
+{
+	IdReader	r;
+
+	memset(&r, 0, sizeof(r));
+	r.g = w->group;
+	for (;;)
+	{
+		int			n = reader_next(&r, w->idbuf, w->chunk_cap);
+
+		if (n == 0)
+			break;
+		reader_mark(&r);
+		load_chunk(w, w->idbuf, n, &w->a);
+		compare_within(w, &w->a);
+		while ((n = reader_next(&r, w->idbuf, w->chunk_cap)) > 0)
+		{
+			load_chunk(w, w->idbuf, n, &w->b);
+			compare_across(w, &w->a, &w->b);
+		}
+		reader_restore(&r);
+	}
+}
+
+/*
+ * Verify the pairs of a band group the merge gathered (pairs_merge.cpp):
+ * two rows or more, or spilled to its tuplesort, which ends here.
+ */
+void
+pairs_verify_group(PairsWalk *w, PairsGroup *g)
+{
+	PairsRun   *run = w->run;
+
+	w->group = g;
+	if (g->spill != NULL)
+	{
+		run->groups++;
+		run->spilled_groups++;
+		tuplesort_performsort(g->spill);
+		pairs_of_large_group(w);
+		tuplesort_end(g->spill);
+		g->spill = NULL;
+		return;
+	}
+	/* a group continued from the previous leaf is two sorted runs; a row may repeat (32-bit key collision of two of its bands) */
+	g->n = sort_unique_ids(g->ids, g->n);
+	if (g->n < 2)
+		return;
+	run->groups++;
+	if (g->n <= PAIRS_SMALL_GROUP)
+		pairs_of_small_group(w, g->ids, g->n);
+	else if (g->n <= w->chunk_cap)
+	{
+		load_chunk(w, g->ids, g->n, &w->a);
+		compare_within(w, &w->a);
+	}
+	else
+		pairs_of_large_group(w);
+}
+
+/*
+ * Progress: band keys are uniform 32-bit hashes walked in order, so the
+ * current key over 2^32 is the share of the walk done (a parallel walk's
+ * leader passes the share of its key ranges done). A NOTICE every ten
+ * seconds (none in a short run), DEBUG1 at every tenth.
+ */
+void
+pairs_report_progress(PairsRun *run, double done)
+{
+	int			decile = (int) (done * 10);
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (decile > run->last_decile)
+	{
+		run->last_decile = decile;
+		elog(DEBUG1, "%s: %d%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
+			 run->args.funcname, decile * 10, run->indexname, run->pairs + run->deferred_pairs);
+	}
+	if (TimestampDifferenceExceeds(run->last_notice, now, 10000))
+	{
+		run->last_notice = now;
+		ereport(NOTICE,
+				(errmsg("%s: %.0f%% of index \"%s\" walked, " UINT64_FORMAT " pairs so far",
+						run->args.funcname, done * 100, run->indexname,
+						run->pairs + run->deferred_pairs)));
+	}
+}
+
+/*
+ * Ask the CPU for what verifying this leaf's groups will touch, before
+ * touching it: each row's page hint, then (once the hints are in) its buffer
+ * descriptor and slot. Reading a slot costs three cache misses that would
+ * otherwise come one after another (pinning serialises them); fetched
+ * together for the few hundred rows of a leaf's groups, they overlap. Only a
+ * hint: a prefetch of an address that turns out stale is harmless.
+ */
+void
+pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
+{
+	const LshIndexParams *params = &w->run->params;
+	const PairsPart *pt = &w->run->parts[part];
+	PairsPages *pc = &w->pages;
+	Size		slot_size = LSH_SLOT_SIZE(params->num_perm);
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint32		id = e[i].value;
+			BlockNumber blkno;
+			LshBufferHint *h;
+			Buffer		recent;
+
+			/* rows in runs of two or more (a run may also continue an open group: not worth it) */
+			if (!((i + 1 < n && ((e[i + 1].key ^ e[i].key) & w->run->key_mask) == 0) ||
+				  (i > 0 && ((e[i - 1].key ^ e[i].key) & w->run->key_mask) == 0)))
+				continue;
+			if (id >= pt->nrowids)
+				continue;
+			blkno = lsh_rowid_block(params, id);
+			h = PAIRS_HINT(pc, part, blkno);
+			if (pass == 0)
+			{
+				__builtin_prefetch(h);
+				continue;
+			}
+			/* a shared buffer (a local one has no descriptor there) */
+			recent = lsh_hint_buffer(h, pt->index, blkno);
+			if (recent > 0)
+			{
+				__builtin_prefetch(GetBufferDescriptor(recent - 1));
+				__builtin_prefetch((char *) BufferGetBlock(recent) + LSH_CONTENT_START +
+								   lsh_rowid_slot(params, id) * slot_size);
+			}
+		}
+	}
+}
+
+/*
+ * A walker: its memory in run->cxt (bounded by work_mem as described in
+ * docs/pairs.md), and its merge of the parts' leaves (pairs_merge.cpp).
+ * ranged: it will walk key ranges (pairs_walk_range) rather than every
+ * leaf from the leftmost.
+ */
+PairsWalk *
+pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+	PairsWalk  *w = (PairsWalk *) palloc0(sizeof(PairsWalk));
+	int			k = run->params.num_perm;
+	Size		per_row;
+
+	w->run = run;
+	w->verified = verified;
+	w->arg = arg;
+	/* two chunks of signatures (and their ids) in a quarter of work_mem */
+	per_row = sizeof(uint32) * k + sizeof(ItemPointerData) + 2 * sizeof(uint64);
+	w->chunk_cap = (int) Max(run->budget / 2 / per_row, (Size) 16);
+	w->idbuf = (uint64 *) palloc(sizeof(uint64) * w->chunk_cap);
+	chunk_alloc(&w->a, w->chunk_cap, k);
+	chunk_alloc(&w->b, w->chunk_cap, k);
+	pages_init(w);
+	run->started = run->last_notice = GetCurrentTimestamp();
+	run->last_decile = 0;
+
+	w->merge = pairs_merge_begin(run, w, ranged);
+	MemoryContextSwitchTo(oldcxt);
+	return w;
+}
+
+/*
+ * The band groups of keys in [lo, hi] of every part (a ranged walker; see
+ * pairs_merge_range).
+ */
+void
+pairs_walk_range(PairsWalk *w, uint32 lo, uint32 hi)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(w->run->cxt);
+
+	pairs_merge_range(w->merge, lo, hi);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+pairs_walk_end(PairsWalk *w)
+{
+	pairs_merge_end(w->merge);
+}
+
+/* the DEBUG1 summary of a walk */
+void
+pairs_walk_summary(PairsRun *run)
+{
+	elog(DEBUG1, "%s: " UINT64_FORMAT " leaves, " UINT64_FORMAT " entries, " UINT64_FORMAT
+		 " groups (" UINT64_FORMAT " spilled), " UINT64_FORMAT " candidates, " UINT64_FORMAT
+		 " pairs, " UINT64_FORMAT " heap fetches, " UINT64_FORMAT " row cache resets",
+		 run->args.funcname, run->leaves, run->entries, run->groups, run->spilled_groups,
+		 run->candidates, run->pairs, run->fetches, run->cache_resets);
+}
+
+/* pairs found in this backend go straight to the row cache */
+void
+pairs_direct_verified(PairsRun *run, void *arg, uint64 ida, ItemPointer tida, uint64 idb,
+					  ItemPointer tidb, double sim)
+{
+	PairsDirectOut *out = (PairsDirectOut *) arg;
+
+	pairs_emit_verified(run, out->emit, out->arg, ida, tida, idb, tidb, sim);
+}
+
+/*
+ * Every pair of the run's index, to emit: by parallel workers when they pay
+ * (pairs_parallel.cpp), else in this process along every part's leaf level
+ * from its leftmost leaf.
+ */
+void
+pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg)
+{
+	PairsDirectOut out = {emit, arg};
+	PairsWalk  *w;
+	MemoryContext oldcxt;
+
+	if (run->params.num_perm == 0)
+		return;					/* nothing was ever inserted */
+	if (run->nparts > 1)
+		elog(DEBUG1, "%s: merging the leaves of %d partitions' indexes of \"%s\"",
+			 run->args.funcname, run->nparts, run->indexname);
+	pairs_table_order_begin(run);
+	if (pairs_parallel_walk(run, emit, arg))
+	{
+		pairs_table_order_finish(run, emit, arg);
+		pairs_walk_summary(run);
+		return;
+	}
+
+	oldcxt = MemoryContextSwitchTo(run->cxt);
+	w = pairs_walk_begin(run, pairs_direct_verified, &out, false);
+	pairs_merge_all(w->merge);
+	pairs_walk_end(w);
+	pairs_table_order_finish(run, emit, arg);
+	pairs_walk_summary(run);
+	MemoryContextSwitchTo(oldcxt);
+}
