@@ -138,6 +138,12 @@ typedef struct PairsRun
 	bool		key_has_cmp;
 	Oid			key_collation;
 
+	/*
+	 * minhash_clusters without exact: large band groups are reduced to their
+	 * classes of identical signatures (pairs_walk.cpp, collapse_group).
+	 */
+	bool		collapse;
+
 	/* pairs kept for resolution in table order, or NULL (pairs_table_order.cpp) */
 	struct PairsDeferred *deferred;
 
@@ -161,6 +167,7 @@ typedef struct PairsRun
 	uint64		entries;
 	uint64		groups;			/* band groups of two rows or more */
 	uint64		spilled_groups;
+	uint64		collapsed_groups;	/* reduced to classes of identical signatures */
 	uint64		candidates;		/* pairs verified (first shared band) */
 	uint64		pairs;			/* pairs emitted */
 	uint64		deferred_pairs; /* pairs verified, their rows to resolve in table order */
@@ -196,6 +203,37 @@ pairs_part_of(const PairsRun *run, uint64 gid)
 
 /* pairs_walk.cpp */
 void		pairs_walk(PairsRun *run, PairsEmitFn emit, void *arg);
+
+/*
+ * Besides verified pairs, a collapsing walk (run->collapse) sends two kinds
+ * of record through the same channel (serial, parallel queue, table order),
+ * marked by a similarity below zero; their rows are resolved like a pair's
+ * and handed to the emit function visible or not, a first:
+ *  PAIRS_SAME            b has the same signature as a, the first row (the
+ *                        smallest row id) of that class of identical rows;
+ *  pairs_class_edge(s)   a and b, the first rows of two classes, are similar
+ *                        (s), and so is every row of one to every row of the
+ *                        other.
+ */
+#define PAIRS_SAME	(-1.0)
+
+static inline double
+pairs_class_edge(double sim)
+{
+	return -2.0 - sim;
+}
+
+static inline bool
+pairs_is_class_edge(double sim)
+{
+	return sim <= -2.0;
+}
+
+static inline double
+pairs_class_edge_similarity(double sim)
+{
+	return -2.0 - sim;
+}
 
 /* A pair that passed verification in the walk, before its rows are resolved. */
 typedef void (*PairsVerifiedFn) (PairsRun *run, void *arg, uint64 ida, ItemPointer tida,

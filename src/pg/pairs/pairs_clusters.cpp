@@ -30,6 +30,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
@@ -45,6 +46,24 @@ typedef enum ClusterMode
 	CLUSTER_CONNECTED,
 	CLUSTER_REPRESENTATIVE
 } ClusterMode;
+
+/* a class edge of a collapsing walk, as received: the two first rows and whether each is visible */
+typedef struct ClassEdge
+{
+	uint32		a;
+	uint32		b;
+	bool		a_visible;
+	bool		b_visible;
+} ClassEdge;
+
+/* connected: the class of a first row, and a visible row of it (or NO_ROW) */
+typedef struct ClassRoot
+{
+	uint32		first;
+	uint32		visible;
+} ClassRoot;
+
+#define NO_ROW	PG_UINT32_MAX
 
 typedef struct ClusterState
 {
@@ -63,6 +82,19 @@ typedef struct ClusterState
 	Tuplesortstate *edges;		/* (key_x, rowid_x, key_y, rowid_y) */
 	TupleDesc	edgedesc;
 	TupleTableSlot *edgeslot;
+
+	/*
+	 * Classes of identical signatures from a collapsing walk (pairs.h): the
+	 * similar pairs they stand for are added once the walk is done.
+	 */
+	ClassEdge  *class_edges;	/* between the first rows of two classes */
+	Size		nclass_edges;
+	Size		class_edges_cap;
+	HTAB	   *class_root;		/* connected: first row -> a visible row of the class */
+	uint8	   *in_class;		/* representative: rows already in class_members */
+	Tuplesortstate *class_members;	/* representative: (class, key, rowid), visible rows */
+	TupleDesc	class_desc;
+	TupleTableSlot *class_slot;
 } ClusterState;
 
 #define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
@@ -122,10 +154,127 @@ put_edge(ClusterState *st, const PairsRow *x, const PairsRow *y)
 }
 
 static void
+put_edge_rows(ClusterState *st, Datum keyx, uint32 x, Datum keyy, uint32 y)
+{
+	TupleTableSlot *slot = st->edgeslot;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = keyx;
+	slot->tts_values[1] = Int64GetDatum(x);
+	slot->tts_values[2] = keyy;
+	slot->tts_values[3] = Int64GetDatum(y);
+	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(st->edges, slot);
+}
+
+/* representative: a visible row of a class, once */
+static void
+add_class_member(ClusterState *st, uint32 cls, const PairsRow *r)
+{
+	TupleTableSlot *slot = st->class_slot;
+
+	if (r->status != PAIRS_ROW_VISIBLE || BIT_TEST(st->in_class, r->rowid))
+		return;
+	BIT_SET(st->in_class, r->rowid);
+	ExecClearTuple(slot);
+	slot->tts_values[0] = Int64GetDatum(cls);
+	slot->tts_values[1] = r->key;
+	slot->tts_values[2] = Int64GetDatum(r->rowid);
+	memset(slot->tts_isnull, 0, sizeof(bool) * 3);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(st->class_members, slot);
+}
+
+/* connected: a row of the class of first joins the class's visible rows */
+static ClassRoot *
+class_root_of(ClusterState *st, uint32 first)
+{
+	bool		found;
+	ClassRoot  *e = (ClassRoot *) hash_search(st->class_root, &first, HASH_ENTER, &found);
+
+	if (!found)
+		e->visible = NO_ROW;
+	return e;
+}
+
+static void
+join_class(ClusterState *st, uint32 first, const PairsRow *r)
+{
+	ClassRoot  *e = class_root_of(st, first);
+
+	if (r->status != PAIRS_ROW_VISIBLE)
+		return;
+	remember_member(st, r);
+	if (e->visible == NO_ROW)
+		e->visible = (uint32) r->rowid;
+	else
+		uf_union(st->parent, e->visible, (uint32) r->rowid);
+}
+
+/*
+ * A class record of a collapsing walk (pairs.h): rows of one class are each
+ * other's pairs, a class edge stands for the pairs of every row of one class
+ * with every row of the other. Only visible rows count; a class edge waits
+ * for the end of the walk, when every class's rows are known.
+ */
+static void
+collect_class_record(ClusterState *st, const PairsRow *a, const PairsRow *b, double sim)
+{
+	if (sim == PAIRS_SAME)
+	{
+		/* a is the class's first row (a record is never reordered) */
+		if (st->mode == CLUSTER_CONNECTED)
+		{
+			join_class(st, (uint32) a->rowid, a);
+			join_class(st, (uint32) a->rowid, b);
+		}
+		else
+		{
+			add_class_member(st, (uint32) a->rowid, a);
+			add_class_member(st, (uint32) a->rowid, b);
+		}
+		return;
+	}
+	Assert(pairs_is_class_edge(sim));
+	if (st->nclass_edges == st->class_edges_cap)
+	{
+		st->class_edges_cap = Max(st->class_edges_cap * 2, 256);
+		st->class_edges = (ClassEdge *) (st->class_edges == NULL
+										 ? palloc_extended(sizeof(ClassEdge) * st->class_edges_cap, MCXT_ALLOC_HUGE)
+										 : repalloc_huge(st->class_edges, sizeof(ClassEdge) * st->class_edges_cap));
+	}
+	st->class_edges[st->nclass_edges++] = {(uint32) a->rowid, (uint32) b->rowid,
+		a->status == PAIRS_ROW_VISIBLE, b->status == PAIRS_ROW_VISIBLE};
+	/*
+	 * A first row with no other rows is a class of one: itself if visible
+	 * (listed only if the edge holds: finish_connected drops components of
+	 * one row).
+	 */
+	if (st->mode == CLUSTER_CONNECTED)
+	{
+		if (a->status == PAIRS_ROW_VISIBLE)
+			remember_member(st, a);
+		if (b->status == PAIRS_ROW_VISIBLE)
+			remember_member(st, b);
+	}
+	else
+	{
+		add_class_member(st, (uint32) a->rowid, a);
+		add_class_member(st, (uint32) b->rowid, b);
+	}
+}
+
+static void
 collect_pair(PairsRun *run, void *arg, const PairsRow *a, const PairsRow *b, double similarity)
 {
 	ClusterState *st = (ClusterState *) arg;
 
+	if (similarity < 0)
+	{
+		collect_class_record(st, a, b, similarity);
+		return;
+	}
 	if (st->mode == CLUSTER_CONNECTED)
 	{
 		uf_union(st->parent, a->rowid, b->rowid);
@@ -148,7 +297,40 @@ emit(ClusterState *st, Datum key, Datum cluster_id)
 	tuplestore_putvalues(st->out, st->outdesc, values, nulls);
 }
 
-/* Components: sort (root, key, rowid); the first key of each root is its cluster id. */
+/* connected: a visible row of the class whose first row is x, or NO_ROW */
+static uint32
+class_visible_row(ClusterState *st, uint32 x, bool x_visible)
+{
+	ClassRoot  *e = st->class_root == NULL ? NULL
+		: (ClassRoot *) hash_search(st->class_root, &x, HASH_FIND, NULL);
+
+	if (e != NULL)
+		return e->visible;
+	return x_visible ? x : NO_ROW;
+}
+
+/* connected: each class edge joins the two classes, if both have a visible row */
+static void
+join_class_edges(ClusterState *st)
+{
+	for (Size i = 0; i < st->nclass_edges; i++)
+	{
+		const ClassEdge *e = &st->class_edges[i];
+		uint32		x = class_visible_row(st, e->a, e->a_visible);
+		uint32		y = class_visible_row(st, e->b, e->b_visible);
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (x != NO_ROW && y != NO_ROW)
+			uf_union(st->parent, x, y);
+	}
+}
+
+/*
+ * Components: sort (root, key, rowid); the first key of each root is its
+ * cluster id. A component of one row (a row of a class edge that did not
+ * hold) is no cluster: a row is listed once its component has a second.
+ */
 static void
 finish_connected(PairsRun *run, ClusterState *st)
 {
@@ -164,8 +346,10 @@ finish_connected(PairsRun *run, ClusterState *st)
 	bool		have_root = false;
 	int64		root = 0;
 	Datum		cluster_id = (Datum) 0;
+	bool		first_listed = false;
 	uint64		n = 0;
 
+	join_class_edges(st);
 	TupleDescInitEntry(desc, 1, "root", INT8OID, -1, 0);
 	TupleDescInitEntry(desc, 2, "key", run->args.key_type, -1, 0);
 	TupleDescInitEntryCollation(desc, 2, run->key_collation);
@@ -210,6 +394,14 @@ finish_connected(PairsRun *run, ClusterState *st)
 			have_root = true;
 			root = r;
 			cluster_id = datumCopy(sorted->tts_values[1], run->key_typbyval, run->key_typlen);
+			first_listed = false;
+			continue;
+		}
+		if (!first_listed)
+		{
+			/* a second row: the component is a cluster, its first row listed now */
+			emit(st, cluster_id, cluster_id);
+			first_listed = true;
 		}
 		emit(st, sorted->tts_values[1], cluster_id);
 	}
@@ -217,6 +409,124 @@ finish_connected(PairsRun *run, ClusterState *st)
 	ExecDropSingleTupleTableSlot(in);
 	ExecDropSingleTupleTableSlot(slot);
 	ExecDropSingleTupleTableSlot(sorted);
+}
+
+/* representative: the first row of a class in key order, its pairs' other end */
+typedef struct ClassFirst
+{
+	uint32		cls;
+	uint32		rowid;
+	Datum		key;
+} ClassFirst;
+
+static int
+compare_edges_by_target(const void *x, const void *y)
+{
+	const ClassEdge *a = (const ClassEdge *) x;
+	const ClassEdge *b = (const ClassEdge *) y;
+
+	return a->b < b->b ? -1 : (a->b > b->b ? 1 : (a->a < b->a ? -1 : (a->a > b->a ? 1 : 0)));
+}
+
+/*
+ * Representative: the pairs the classes stand for, as edges, with fewer of
+ * them than the pairs themselves: each row of class T paired with the first
+ * row (in key order) of T and of every class similar to T. The
+ * representatives are the same: every representative is the first row of its
+ * class (one before it, free, would have taken it; taken, by a row similar to
+ * the whole class), and that row gets every pair it would have had.
+ */
+static void
+expand_classes(PairsRun *run, ClusterState *st)
+{
+	TupleTableSlot *m = MakeSingleTupleTableSlot(st->class_desc, &TTSOpsMinimalTuple);
+	HASHCTL		ctl;
+	HTAB	   *firsts;
+	ClassEdge  *in;
+	Size		nin = 0;
+	Size		at = 0;
+	bool		have_cls = false;
+	uint32		cls = 0;
+	const ClassFirst *first = NULL;
+	uint64		n = 0;
+
+	tuplesort_performsort(st->class_members);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(ClassFirst);
+	ctl.hcxt = CurrentMemoryContext;
+	firsts = hash_create("minhash_clusters classes", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	while (tuplesort_gettupleslot(st->class_members, true, false, m, NULL))
+	{
+		uint32		c;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(m);
+		c = (uint32) DatumGetInt64(m->tts_values[0]);
+		if (!have_cls || c != cls)
+		{
+			ClassFirst *f = (ClassFirst *) hash_search(firsts, &c, HASH_ENTER, NULL);
+
+			f->rowid = (uint32) DatumGetInt64(m->tts_values[2]);
+			f->key = datumCopy(m->tts_values[1], run->key_typbyval, run->key_typlen);
+			have_cls = true;
+			cls = c;
+		}
+	}
+
+	/* both directions of each edge whose classes have visible rows, by target class */
+	in = (ClassEdge *) palloc_extended(sizeof(ClassEdge) * Max(2 * st->nclass_edges, 1), MCXT_ALLOC_HUGE);
+	for (Size i = 0; i < st->nclass_edges; i++)
+	{
+		const ClassEdge *e = &st->class_edges[i];
+
+		if (hash_search(firsts, &e->a, HASH_FIND, NULL) == NULL ||
+			hash_search(firsts, &e->b, HASH_FIND, NULL) == NULL)
+			continue;
+		in[nin++] = {e->a, e->b, true, true};
+		in[nin++] = {e->b, e->a, true, true};
+	}
+	qsort(in, nin, sizeof(ClassEdge), compare_edges_by_target);
+
+	tuplesort_rescan(st->class_members);
+	have_cls = false;
+	while (tuplesort_gettupleslot(st->class_members, true, false, m, NULL))
+	{
+		uint32		c;
+		uint32		t;
+		Datum		tkey;
+
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(m);
+		c = (uint32) DatumGetInt64(m->tts_values[0]);
+		tkey = m->tts_values[1];
+		t = (uint32) DatumGetInt64(m->tts_values[2]);
+		if (!have_cls || c != cls)
+		{
+			have_cls = true;
+			cls = c;
+			first = (const ClassFirst *) hash_search(firsts, &c, HASH_FIND, NULL);
+			while (at < nin && in[at].b < c)
+				at++;
+		}
+		if (t != first->rowid)
+		{
+			put_edge_rows(st, first->key, first->rowid, tkey, t);
+			put_edge_rows(st, tkey, t, first->key, first->rowid);
+		}
+		for (Size j = at; j < nin && in[j].b == c; j++)
+		{
+			const ClassFirst *f = (const ClassFirst *) hash_search(firsts, &in[j].a, HASH_FIND, NULL);
+
+			put_edge_rows(st, f->key, f->rowid, tkey, t);
+			put_edge_rows(st, tkey, t, f->key, f->rowid);
+		}
+	}
+	tuplesort_end(st->class_members);
+	ExecDropSingleTupleTableSlot(m);
+	hash_destroy(firsts);
+	pfree(in);
 }
 
 /*
@@ -374,6 +684,35 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 										NULL, TUPLESORT_NONE);
 		st.edgeslot = MakeSingleTupleTableSlot(st.edgedesc, &TTSOpsVirtual);
 	}
+	/* large groups of identical signatures in linear time (pairs_walk.cpp); exact pairs need every pair */
+	run.collapse = !args.exact;
+	if (run.collapse && st.mode == CLUSTER_CONNECTED)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(ClassRoot);
+		ctl.hcxt = run.cxt;
+		st.class_root = hash_create("minhash_clusters classes", 1024, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	else if (run.collapse)
+	{
+		AttrNumber	cols[3] = {1, 2, 3};
+		Oid			ops[3] = {Int8LessOperator, st.key_lt, Int8LessOperator};
+		Oid			colls[3] = {InvalidOid, run.key_collation, InvalidOid};
+		bool		nullsfirst[3] = {false, false, false};
+
+		st.in_class = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		st.class_desc = CreateTemplateTupleDesc(3);
+		TupleDescInitEntry(st.class_desc, 1, "class", INT8OID, -1, 0);
+		TupleDescInitEntry(st.class_desc, 2, "key", args.key_type, -1, 0);
+		TupleDescInitEntryCollation(st.class_desc, 2, run.key_collation);
+		TupleDescInitEntry(st.class_desc, 3, "rowid", INT8OID, -1, 0);
+		st.class_members = tuplesort_begin_heap(st.class_desc, 3, cols, ops, colls, nullsfirst,
+												work_mem, NULL, TUPLESORT_RANDOMACCESS);
+		st.class_slot = MakeSingleTupleTableSlot(st.class_desc, &TTSOpsVirtual);
+	}
 	MemoryContextSwitchTo(oldcxt);
 
 	pairs_walk(&run, collect_pair, &st);
@@ -386,6 +725,11 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	}
 	else
 	{
+		if (run.collapse)
+		{
+			expand_classes(&run, &st);
+			ExecDropSingleTupleTableSlot(st.class_slot);
+		}
 		finish_representative(&run, &st);
 		ExecDropSingleTupleTableSlot(st.edgeslot);
 	}

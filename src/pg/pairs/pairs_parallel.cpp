@@ -104,6 +104,7 @@ typedef struct PairsShared
 	int			probe_len;
 	double		threshold;
 	bool		exact;
+	bool		collapse;
 	char		funcname[NAMEDATALEN];
 	char		indexname[NAMEDATALEN];
 	uint32		nchunks;
@@ -117,6 +118,7 @@ typedef struct PairsShared
 	uint64		entries;
 	uint64		groups;
 	uint64		spilled_groups;
+	uint64		collapsed_groups;
 	uint64		candidates;
 
 	int			nparts;
@@ -246,6 +248,7 @@ minhash_pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	memset((void *) &run, 0, sizeof(run));
 	run.args.threshold = shared->threshold;
 	run.args.exact = shared->exact;
+	run.collapse = shared->collapse;
 	run.args.funcname = shared->funcname;
 	run.indexname = shared->indexname;
 	run.params = shared->params;
@@ -290,6 +293,7 @@ minhash_pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	shared->entries += run.entries;
 	shared->groups += run.groups;
 	shared->spilled_groups += run.spilled_groups;
+	shared->collapsed_groups += run.collapsed_groups;
 	shared->candidates += run.candidates;
 	SpinLockRelease(&shared->mutex);
 
@@ -446,6 +450,7 @@ pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	shared->probe_len = run->probe_len;
 	shared->threshold = run->args.threshold;
 	shared->exact = run->args.exact;
+	shared->collapse = run->collapse;
 	strlcpy(shared->funcname, run->args.funcname, sizeof(shared->funcname));
 	strlcpy(shared->indexname, run->indexname, sizeof(shared->indexname));
 	shared->nchunks = nchunks;
@@ -514,6 +519,7 @@ pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	run->entries += shared->entries;
 	run->groups += shared->groups;
 	run->spilled_groups += shared->spilled_groups;
+	run->collapsed_groups += shared->collapsed_groups;
 	run->candidates += shared->candidates;
 
 	for (int i = 0; i < pcxt->nworkers_launched; i++)

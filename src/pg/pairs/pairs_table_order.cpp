@@ -382,7 +382,12 @@ pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg)
 			elog(ERROR, "%s: a deferred pair lost its second row", run->args.funcname);
 		row_of(first, &a);
 		row_of(second, &b);
-		if (a.status == PAIRS_ROW_VISIBLE && b.status == PAIRS_ROW_VISIBLE)
+		if (DatumGetFloat8(first->tts_values[ROW_SIM - 1]) < 0)
+		{
+			/* a class record of a collapsing walk (pairs.h): a first, visible or not */
+			emit(run, arg, &a, &b, DatumGetFloat8(first->tts_values[ROW_SIM - 1]));
+		}
+		else if (a.status == PAIRS_ROW_VISIBLE && b.status == PAIRS_ROW_VISIBLE)
 		{
 			double		sim = DatumGetFloat8(first->tts_values[ROW_SIM - 1]);
 

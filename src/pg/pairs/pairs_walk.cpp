@@ -42,6 +42,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
+#include "common/hashfn.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -84,6 +85,23 @@ typedef struct PairsPages
  */
 #define PAIRS_SMALL_GROUP	16
 
+/*
+ * The classes of identical signatures of one large group (collapse_group):
+ * class c's first row (smallest row id) and signature are sigs.ids[c],
+ * sigs.tids[c] and sigs.sigs (the walk's second chunk, idle meanwhile),
+ * found by a hash of the signature (open addressing, slot = class + 1).
+ */
+typedef struct PairsClasses
+{
+	PairsChunk *sigs;
+	uint32	   *count;			/* live rows of each class */
+	bool	   *members_due;	/* send the class's rows (PAIRS_SAME) */
+	uint64	   *hash;
+	int32	   *slot;
+	uint32		mask;
+	int			last;			/* the class the previous row fell into */
+} PairsClasses;
+
 /* a pair of a small group that passed verification */
 typedef struct PairsPassed
 {
@@ -105,6 +123,7 @@ struct PairsWalk
 	PairsChunk	a;
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
+	PairsClasses classes;		/* run->collapse: a large group's identical signatures */
 };
 
 /* Where a group reader is: the next in-memory id, the last id returned. */
@@ -269,12 +288,11 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
  * estimate, or with exact => true 0 for "passed on to the exact check"; -1
  * if not. Reads only the signatures.
  */
-static inline double
-verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
+static inline bool
+verified_here(const PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
-	PairsRun   *run = w->run;
+	const PairsRun *run = w->run;
 	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
-	double		sim;
 
 	/*
 	 * No band equal on the probed prefix: the keys collided by chance (not a
@@ -282,7 +300,7 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 	 * band only, so once.
 	 */
 	if (f < 0)
-		return -1;
+		return false;
 	if (run->params.version != LSH_VERSION_EXACT)
 	{
 		/*
@@ -292,10 +310,18 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 		 */
 		int			bb = run->params.layout.band_bits;
 
-		if ((bb == 0 ? 0 : (int) (w->group->key >> (32 - bb))) != f)
-			return -1;
+		return (bb == 0 ? 0 : (int) (w->group->key >> (32 - bb))) == f;
 	}
-	else if (minhash::lsh_band_key(run->params.layout, false, sa, f) != w->group->key)
+	return minhash::lsh_band_key(run->params.layout, false, sa, f) == w->group->key;
+}
+
+static inline double
+verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
+{
+	PairsRun   *run = w->run;
+	double		sim;
+
+	if (!verified_here(w, sa, sb))
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
@@ -323,6 +349,12 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 		return;
 	}
 	pairs_resolve(run, ida, tida, idb, tidb, &a, &b);
+	if (sim < 0)
+	{
+		/* a class record of a collapsing walk: a first, visible or not */
+		emit(run, arg, a, b, sim);
+		return;
+	}
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
 	if (run->args.exact)
@@ -526,6 +558,171 @@ pairs_of_large_group(PairsWalk *w)
 	}
 }
 
+/* back to the group's first id */
+static void
+reader_rewind(IdReader *r)
+{
+	if (r->g->spill != NULL)
+		tuplesort_rescan(r->g->spill);
+	memset(&r->at, 0, sizeof(r->at));
+}
+
+static void
+classes_alloc(PairsWalk *w)
+{
+	PairsClasses *cl = &w->classes;
+	uint32		size = 16;
+
+	while (size < (uint32) w->chunk_cap * 2)
+		size *= 2;
+	cl->sigs = &w->b;
+	cl->count = (uint32 *) palloc(sizeof(uint32) * w->chunk_cap);
+	cl->members_due = (bool *) palloc(sizeof(bool) * w->chunk_cap);
+	cl->hash = (uint64 *) palloc(sizeof(uint64) * w->chunk_cap);
+	cl->slot = (int32 *) palloc(sizeof(int32) * size);
+	cl->mask = size - 1;
+}
+
+static void
+classes_reset(PairsClasses *cl)
+{
+	cl->sigs->n = 0;
+	cl->last = -1;
+	memset(cl->slot, 0, sizeof(int32) * (cl->mask + 1));
+}
+
+/*
+ * The class of a signature; with add, a new class for an unseen one (row id
+ * and TID its first row), or -1 when there is no room for another.
+ */
+static int
+class_of(PairsWalk *w, const uint32 *sig, uint64 id, const ItemPointerData *tid, bool add)
+{
+	PairsClasses *cl = &w->classes;
+	PairsChunk *c = cl->sigs;
+	Size		bytes = sizeof(uint32) * w->run->params.num_perm;
+	uint64		h;
+	uint32		i;
+
+	/* a run of identical rows (the case this is for) needs no hashing */
+	if (cl->last >= 0 && memcmp(c->sigs + (Size) cl->last * w->run->params.num_perm, sig, bytes) == 0)
+		return cl->last;
+	h = DatumGetUInt64(hash_any_extended((const unsigned char *) sig, (int) bytes, 0));
+	for (i = (uint32) h & cl->mask;; i = (i + 1) & cl->mask)
+	{
+		int			k = cl->slot[i] - 1;
+
+		if (k < 0)
+			break;
+		if (cl->hash[k] == h && memcmp(c->sigs + (Size) k * w->run->params.num_perm, sig, bytes) == 0)
+			return cl->last = k;
+	}
+	if (!add || c->n == w->chunk_cap)
+		return -1;
+	c->ids[c->n] = id;
+	c->tids[c->n] = *tid;
+	memcpy(c->sigs + (Size) c->n * w->run->params.num_perm, sig, bytes);
+	cl->hash[c->n] = h;
+	cl->count[c->n] = 0;
+	cl->members_due[c->n] = false;
+	cl->slot[i] = c->n + 1;
+	return cl->last = c->n++;
+}
+
+/*
+ * minhash_clusters (run->collapse): a large group made linear in its size
+ * where it is made of identical signatures. Every pair of rows with the same
+ * signature is similar, and a row similar to one of them is similar to all,
+ * so the group reduces to its classes of identical signatures:
+ *  - each pair of classes is verified once, by their first rows, and sent as
+ *    a class edge (pairs_class_edge) when similar;
+ *  - each class of two rows or more sends its rows (PAIRS_SAME: its first
+ *    row and another) in the group where identical rows are verified (their
+ *    first band), and in any group where it has a class edge.
+ * minhash_clusters resolves them and expands them into what the pairs would
+ * have given (pairs_clusters.cpp). The work is linear in the group's rows
+ * plus quadratic in its classes; false (the caller compares the pairs) when
+ * the classes do not fit the chunk budget.
+ */
+static bool
+collapse_group(PairsWalk *w)
+{
+	PairsRun   *run = w->run;
+	PairsClasses *cl = &w->classes;
+	PairsChunk *c;
+	int			k = run->params.num_perm;
+	IdReader	r;
+	int			n;
+	bool		any_due = false;
+
+	memset(&r, 0, sizeof(r));
+	r.g = w->group;
+	if (cl->slot == NULL)
+		classes_alloc(w);
+	classes_reset(cl);
+	c = cl->sigs;
+	while ((n = reader_next(&r, w->idbuf, w->chunk_cap)) > 0)
+	{
+		load_chunk(w, w->idbuf, n, &w->a);
+		for (int i = 0; i < w->a.n; i++)
+		{
+			int			cls = class_of(w, w->a.sigs + (Size) i * k, w->a.ids[i], &w->a.tids[i], true);
+
+			if (cls < 0)
+			{
+				reader_rewind(&r);
+				return false;
+			}
+			cl->count[cls]++;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	reader_rewind(&r);
+
+	for (int i = 0; i < c->n; i++)
+	{
+		const uint32 *si = c->sigs + (Size) i * k;
+
+		if (cl->count[i] >= 2 && verified_here(w, si, si))
+			cl->members_due[i] = any_due = true;
+		CHECK_FOR_INTERRUPTS();
+		for (int j = i + 1; j < c->n; j++)
+		{
+			const uint32 *sj = c->sigs + (Size) j * k;
+			double		sim;
+
+			if (!verified_here(w, si, sj))
+				continue;
+			run->candidates++;
+			/* the % operator's own estimate, as for a pair */
+			sim = minhash::jaccard_estimate(si, sj, k);
+			if (sim < run->args.threshold)
+				continue;
+			emit_pair(w, c->ids[i], &c->tids[i], c->ids[j], &c->tids[j], pairs_class_edge(sim));
+			if (cl->count[i] >= 2)
+				cl->members_due[i] = any_due = true;
+			if (cl->count[j] >= 2)
+				cl->members_due[j] = any_due = true;
+		}
+	}
+
+	while (any_due && (n = reader_next(&r, w->idbuf, w->chunk_cap)) > 0)
+	{
+		load_chunk(w, w->idbuf, n, &w->a);
+		for (int i = 0; i < w->a.n; i++)
+		{
+			int			cls = class_of(w, w->a.sigs + (Size) i * k, 0, NULL, false);
+
+			Assert(cls >= 0);
+			if (cl->members_due[cls] && w->a.ids[i] != c->ids[cls])
+				emit_pair(w, c->ids[cls], &c->tids[cls], w->a.ids[i], &w->a.tids[i], PAIRS_SAME);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	run->collapsed_groups++;
+	return true;
+}
+
 /*
  * Verify the pairs of a band group the merge gathered (pairs_merge.cpp):
  * two rows or more, or spilled to its tuplesort, which ends here.
@@ -541,7 +738,8 @@ pairs_verify_group(PairsWalk *w, PairsGroup *g)
 		run->groups++;
 		run->spilled_groups++;
 		tuplesort_performsort(g->spill);
-		pairs_of_large_group(w);
+		if (!run->collapse || !collapse_group(w))
+			pairs_of_large_group(w);
 		tuplesort_end(g->spill);
 		g->spill = NULL;
 		return;
@@ -553,6 +751,8 @@ pairs_verify_group(PairsWalk *w, PairsGroup *g)
 	run->groups++;
 	if (g->n <= PAIRS_SMALL_GROUP)
 		pairs_of_small_group(w, g->ids, g->n);
+	else if (run->collapse && collapse_group(w))
+		return;
 	else if (g->n <= w->chunk_cap)
 	{
 		load_chunk(w, g->ids, g->n, &w->a);
@@ -695,11 +895,17 @@ pairs_walk_end(PairsWalk *w)
 void
 pairs_walk_summary(PairsRun *run)
 {
+	char		collapsed[64] = "";
+
+	/* minhash_clusters' groups of identical signatures (collapse_group), when there were any */
+	if (run->collapsed_groups > 0)
+		snprintf(collapsed, sizeof(collapsed), ", " UINT64_FORMAT " reduced to classes",
+				 run->collapsed_groups);
 	elog(DEBUG1, "%s: " UINT64_FORMAT " leaves, " UINT64_FORMAT " entries, " UINT64_FORMAT
-		 " groups (" UINT64_FORMAT " spilled), " UINT64_FORMAT " candidates, " UINT64_FORMAT
+		 " groups (" UINT64_FORMAT " spilled%s), " UINT64_FORMAT " candidates, " UINT64_FORMAT
 		 " pairs, " UINT64_FORMAT " heap fetches, " UINT64_FORMAT " row cache resets",
 		 run->args.funcname, run->leaves, run->entries, run->groups, run->spilled_groups,
-		 run->candidates, run->pairs, run->fetches, run->cache_resets);
+		 collapsed, run->candidates, run->pairs, run->fetches, run->cache_resets);
 }
 
 /* pairs found in this backend go straight to the row cache */
