@@ -184,7 +184,15 @@ def test_signing_a_document_lets_other_threads_run():
     import threading
     import time
 
-    doc = " ".join(f"w{i}" for i in range(1_000_000))
+    # a document that takes long enough to sign on this machine, whatever its speed
+    words = 250_000
+    while True:
+        doc = " ".join(f"w{i}" for i in range(words))
+        t0 = time.perf_counter()
+        pgminhash.minhash(doc, family="datasketch", num_perm=16)
+        if time.perf_counter() - t0 > 0.4 or words >= 16_000_000:
+            break
+        words *= 2
     window = {}
 
     def sign():
