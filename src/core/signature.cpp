@@ -62,15 +62,6 @@ uint64_t splitmix64_nth(uint64_t seed, uint64_t n) {
 
 int clamp_num_perm(int k) { return std::clamp(k, kMinNumPerm, kMaxNumPerm); }
 
-using UpdateFn = void (*)(const PermutationFamily &, const uint64_t *, size_t, uint32_t *) noexcept;
-
-UpdateFn choose_kernel() {
-    if (detail::cpu_has_avx512())
-        return detail::signature_update_avx512;
-    return detail::cpu_has_avx2() ? detail::signature_update_avx2
-                                  : detail::signature_update_portable;
-}
-
 }  // namespace
 
 namespace detail {
@@ -174,11 +165,10 @@ void signature_init(uint32_t *sig, int num_perm) noexcept {
 
 void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                       uint32_t *sig) noexcept {
-    static const UpdateFn kernel = choose_kernel();
     if (family.kind == HashFamily::Datasketch)
         detail::signature_update_datasketch(family, hashes, n, sig);
     else
-        kernel(family, hashes, n, sig);
+        detail::native_kernel()(family, hashes, n, sig);
 }
 
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept {

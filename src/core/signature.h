@@ -73,4 +73,23 @@ Status signature_of_units(const PermutationFamily &family, const UnitText &units
 // Element-wise minimum: the signature of the union of the two sets.
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept;
 
+// The native family's update kernels by instruction set (signature_impl.h).
+// Every kernel computes the same bits; the choice is speed only. By default
+// signature_update takes the widest this CPU runs, or the one the
+// environment variable MINHASH_SIMD names ("portable", "avx2", "avx512") when
+// the process starts; simd_use changes it for the whole process (the
+// PostgreSQL setting minhash.simd), so one host can measure each kernel.
+enum class SimdLevel : uint8_t { Portable = 0, Avx2 = 1, Avx512 = 2 };
+
+// The widest level this CPU runs.
+SimdLevel simd_best() noexcept;
+// Uses `level`, or the widest one below it this CPU runs; returns the level in use.
+SimdLevel simd_use(SimdLevel level) noexcept;
+// The level signature_update uses now.
+SimdLevel simd_in_use() noexcept;
+// What the process started with: MINHASH_SIMD if set and valid, else simd_best().
+SimdLevel simd_default() noexcept;
+bool parse_simd_level(std::string_view name, SimdLevel *out) noexcept;
+const char *simd_level_name(SimdLevel level) noexcept;
+
 }  // namespace minhash
