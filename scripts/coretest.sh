@@ -39,6 +39,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     # Seeds: the first byte picks unit and k (see the target), the rest is text.
     printf '\x05Ça va? Über-Größe 1859' >"$corpus/seed-words"
     printf '\x01 a b\xffc\xc3 d\t\te' >"$corpus/seed-malformed"
+    # Long enough (80 bytes and more) for the word normalizer's ASCII fast path.
+    printf '\x0fThe Quick brown fox, caf\xc3\xa9 e\xcc\x81t\xc3\xa9 Stra\xc3\x9fe \xef\xac\x81ve -- jumps over 1234 lazy DOGS; \xf0\x9f\x91\x8d ok \xe6\x9d\xb1\xe4\xba\xac and \xce\xa3\xce\x9f\xce\xa6\xce\x99\xce\x91\xce\xa3 again\x80 and again.' >"$corpus/seed-long"
     build/core-fuzz/fuzz_shingle -max_total_time="$fuzz_seconds" -max_len=1024 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
     # Seeds: the first byte picks the decoder (0 text, 1 binary, 2 page content).

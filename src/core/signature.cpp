@@ -180,7 +180,12 @@ void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexce
 namespace {
 
 // Hashes each shingle (a substring of the text, the window is WindowSink's)
-// and folds the hashes into the signature a block at a time.
+// and folds the hashes into the signature a block at a time. A shingle is
+// remembered as a byte range and hashed when its block is full: hashed at
+// once, its last bytes would be read straight after the normalizer's 16-byte
+// store of its last word, a load the CPU cannot forward from a store it only
+// partly overlaps, which stalls until the store completes (about 10% of the
+// loop on 2-4 KB documents).
 class SignatureConsumer {
   public:
     SignatureConsumer(const PermutationFamily &family, const char *text, uint32_t *sig,
@@ -188,8 +193,9 @@ class SignatureConsumer {
         : family_(family), text_(text), sig_(sig), interrupt_(interrupt) {}
 
     bool shingle(uint32_t start, uint32_t end) {
-        block_[nblock_++] = hash(text_ + start, end - start);
-        if (nblock_ == kBlock)
+        start_[nblock_] = start;
+        length_[nblock_] = end - start;
+        if (++nblock_ == kBlock)
             flush();
         return true;
     }
@@ -199,7 +205,14 @@ class SignatureConsumer {
         return !interrupted_;
     }
     void flush() {
-        signature_update(family_, block_, nblock_, sig_);
+        uint64_t hashes[kBlock];
+        if (family_.kind == HashFamily::Native)
+            for (size_t j = 0; j < nblock_; ++j)
+                hashes[j] = XXH3_64bits(text_ + start_[j], length_[j]);
+        else
+            for (size_t j = 0; j < nblock_; ++j)
+                hashes[j] = family_hash(family_.kind, text_ + start_[j], length_[j]);
+        signature_update(family_, hashes, nblock_, sig_);
         nblock_ = 0;
     }
     Status status() const { return interrupted_ ? Status::Interrupted : Status::Ok; }
@@ -207,18 +220,14 @@ class SignatureConsumer {
   private:
     static constexpr size_t kBlock = 64;
 
-    uint64_t hash(const char *p, size_t len) const {
-        return family_.kind == HashFamily::Native ? XXH3_64bits(p, len)
-                                                  : family_hash(family_.kind, p, len);
-    }
-
     const PermutationFamily &family_;
     const char *text_;
     uint32_t *sig_;
     InterruptFlag interrupt_;
     bool interrupted_ = false;
     size_t nblock_ = 0;
-    uint64_t block_[kBlock];
+    uint32_t start_[kBlock];
+    uint32_t length_[kBlock];
 };
 
 }  // namespace
