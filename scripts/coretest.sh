@@ -49,6 +49,9 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     printf '\x00 -7 : [ 1, 4294967295 ,0 ] ' >"$fcorpus/seed-text"
     printf '\x01\x01\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05\xff\xff\xff\xff' >"$fcorpus/seed-binary"
     printf '\x02\x2f\x00\x03\x00\x10\x00\x00\x00\x20\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07' >"$fcorpus/seed-page"
+    # compact signatures: a width tag in the text, 2-byte values in the binary form
+    printf '\x00 oph : bits16 : -7 : [ 1, 65535 ,0 ] ' >"$fcorpus/seed-text-bits"
+    printf '\x01\x01\x12\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\xff\xff\x00\x05' >"$fcorpus/seed-binary16"
     build/core-fuzz/fuzz_formats -max_total_time="$fuzz_seconds" -max_len=8300 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$fcorpus" 2>&1 | tail -n 12
     # pipefail makes a crash (non-zero exit of the fuzzer) fail this script.

@@ -2,6 +2,7 @@
 #include "core/oph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/guard_impl.h"
@@ -212,6 +213,35 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
         sink.finish();
         return sink.interrupted() ? Status::Interrupted : Status::Ok;
     });
+}
+
+Status oph_sketch_of_units(const OphFamily &family, const UnitText &units, int k,
+                           uint32_t *sketch, InterruptFlag interrupt) noexcept {
+    const int kk = std::clamp(k, 1, kMaxShingleSize);
+    OphSink sink(family, units.text, kk, sketch, interrupt);
+    for (size_t i = 0; i < units.count; ++i) {
+        if (!sink.unit(units.starts[i], units.ends[i]))
+            return Status::Interrupted;
+    }
+    sink.finish();
+    return sink.interrupted() ? Status::Interrupted : Status::Ok;
+}
+
+double oph_cardinality_estimate(const uint32_t *sketch, int num_bins) noexcept {
+    const int k = clamp_bins(num_bins);
+    int empty = 0;
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) {
+        if (sketch[i] == kEmptyValue)
+            ++empty;
+        else
+            sum += (static_cast<double>(sketch[i]) + 0.5) / 4294967296.0;
+    }
+    if (empty == k)
+        return 0.0;
+    if (empty > 0)
+        return k * std::log(static_cast<double>(k) / empty);
+    return std::max(0.0, k * (k / sum - 1.0));
 }
 
 }  // namespace minhash

@@ -116,6 +116,8 @@ bool parse_hash_family(std::string_view name, HashFamily *out) noexcept {
         *out = HashFamily::Native;
     else if (name == "datasketch")
         *out = HashFamily::Datasketch;
+    else if (name == "oph")
+        *out = HashFamily::Oph;
     else
         return false;
     return true;
@@ -127,6 +129,8 @@ const char *hash_family_name(HashFamily family) noexcept {
         return "native";
     case HashFamily::Datasketch:
         return "datasketch";
+    case HashFamily::Oph:
+        return "oph";
     }
     return "unknown";
 }

@@ -22,15 +22,17 @@ constexpr uint32_t kEmptyValue = UINT32_MAX;
 //  Native      XXH3-64 of the bytes, folded to 32 bits, then multiply-add-shift
 //              with splitmix64 parameters (signature.cpp)
 //  Datasketch  datasketch.MinHash's defaults, bit for bit (datasketch.h)
-enum class HashFamily : uint8_t { Native = 0, Datasketch = 1 };
-constexpr int kNumHashFamilies = 2;
+//  Oph         one-permutation hashing with optimal densification (oph.h): one
+//              hash per element instead of k; a text's words hashed once each
+enum class HashFamily : uint8_t { Native = 0, Datasketch = 1, Oph = 2 };
+constexpr int kNumHashFamilies = 3;
 
-// "native" / "datasketch"; false for any other name.
+// "native" / "datasketch" / "oph"; false for any other name.
 bool parse_hash_family(std::string_view name, HashFamily *out) noexcept;
 const char *hash_family_name(HashFamily family) noexcept;
 
 // The element hash of a family, over an element's (or shingle's) bytes:
-// XXH3-64 (hash_bytes) for Native, sha1_hash32 for Datasketch.
+// XXH3-64 (hash_bytes) for Native and Oph, sha1_hash32 for Datasketch.
 uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept;
 
 // Parameters of the k hash functions, derived deterministically from

@@ -82,6 +82,7 @@ minhash_bands(PG_FUNCTION_ARGS)
 	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
 	int32		bands = PG_GETARG_INT32(1);
 	int32		rows = PG_GETARG_INT32(2);
+	uint32		values[MINHASH_MAX_NUM_PERM];
 	Datum	   *elems;
 
 	if (bands < 1 || rows < 1)
@@ -95,8 +96,10 @@ minhash_bands(PG_FUNCTION_ARGS)
 				 errdetail("%d bands of %d rows need %lld values, the signature has %d.",
 						   bands, rows, (long long) bands * rows, (int) sig->num_perm)));
 
+	/* the values comparisons see: an oph sketch densified, compact values widened */
+	minhash_sig_values32(sig, values);
 	elems = (Datum *) palloc(sizeof(Datum) * bands);
 	for (int b = 0; b < bands; b++)
-		elems[b] = Int64GetDatum((int64) minhash::band_hash(sig->values + (size_t) b * rows, rows, b));
+		elems[b] = Int64GetDatum((int64) minhash::band_hash(values + (size_t) b * rows, rows, b));
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, bands, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
 }

@@ -4,8 +4,9 @@
 // Checks, besides "no crash, no sanitizer report":
 //  - text: a parsed signature printed in the canonical form parses back to
 //    the same seed and values; every error leaves n within max_values;
-//  - binary: a decoded signature encodes back to the same bytes; decoding
-//    never reads past the given length (ASan sees the exact-size buffer);
+//  - binary: a decoded signature (values of the width its flags name)
+//    encodes back to the same bytes; decoding never reads past the given
+//    length (ASan sees the exact-size buffer);
 //  - pages: entry_count never exceeds the capacity, whatever pd_lower says;
 //    when entries_end_ok accepts pd_lower, every entry decodes from inside
 //    the content area and re-encoding the decoded entries reproduces the
@@ -40,8 +41,13 @@ void fuzz_text(const uint8_t *data, size_t size) {
     int64_t seed = 0;
     HashFamily family;
     size_t rest = 0;
-    if (parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest))
+    if (parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest)) {
         check(rest <= buf.size() && (rest == 0 || buf[rest - 1] == ':'));
+        ValueWidth width;
+        size_t after = 0;
+        if (parse_width_prefix(std::string_view(buf.data(), buf.size()).substr(rest), &width, &after))
+            check(rest + after <= buf.size() && (after == 0 || buf[rest + after - 1] == ':'));
+    }
     const SigTextError e =
         parse_signature_text(std::string_view(buf.data(), buf.size()), &seed, values, kMaxValues, &n);
     check(n >= 0 && n <= kMaxValues);
@@ -68,13 +74,18 @@ void fuzz_binary(const uint8_t *data, size_t size) {
     }
     if (h.num_perm < 1 || h.num_perm > kMaxValues)
         return;
+    // the width the flags name (bits 4-5), as minhash_recv reads it
+    const int code = (h.flags >> 4) & 3;
+    if (code >= kNumValueWidths)
+        return;
+    const ValueWidth w = static_cast<ValueWidth>(code);
     std::vector<uint32_t> values(h.num_perm);
-    if (!decode_signature_values(buf.data(), buf.size(), h.num_perm, values.data())) {
-        check(size < signature_binary_size(h.num_perm));
+    if (!decode_signature_values(buf.data(), buf.size(), h.num_perm, values.data(), w)) {
+        check(size < signature_binary_size(h.num_perm, w));
         return;
     }
-    std::vector<uint8_t> out(signature_binary_size(h.num_perm));
-    encode_signature_binary(h.version, h.flags, h.num_perm, h.seed, values.data(), out.data());
+    std::vector<uint8_t> out(signature_binary_size(h.num_perm, w));
+    encode_signature_binary(h.version, h.flags, h.num_perm, h.seed, values.data(), out.data(), w);
     check(std::memcmp(out.data(), buf.data(), out.size()) == 0);
 }
 
