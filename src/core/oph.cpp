@@ -205,10 +205,17 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
         if (detail::too_large_to_shingle(doc.size()))
             return Status::TooLarge;
         const int k = clamp_shingle_size(spec);
-        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
-        OphSink sink(family, text.get(), k, sketch, interrupt);
+        // the normalized text on the stack for documents of a few KB, as signature_of_text
+        char local[detail::kStackText];
+        std::unique_ptr<char[]> heap;
+        char *text = local;
+        if (detail::normalized_capacity(doc.size()) > sizeof local) {
+            heap.reset(new char[detail::normalized_capacity(doc.size())]);
+            text = heap.get();
+        }
+        OphSink sink(family, text, k, sketch, interrupt);
         size_t len = 0;
-        if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
+        if (!detail::normalize_into(doc, spec.unit, text, &len, sink))
             return Status::Interrupted;
         sink.finish();
         return sink.interrupted() ? Status::Interrupted : Status::Ok;

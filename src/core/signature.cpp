@@ -236,10 +236,6 @@ class SignatureConsumer {
 
 }  // namespace
 
-// Bytes of normalized text kept on signature_of_text's stack: documents up
-// to (16 KB - 32) / 3 ≈ 5.4 KB of input need no allocation.
-constexpr size_t kStackText = 16384;
-
 Status signature_of_text(const PermutationFamily &family, std::string_view doc,
                          const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) noexcept {
     return detail::guarded([&] {
@@ -249,7 +245,7 @@ Status signature_of_text(const PermutationFamily &family, std::string_view doc,
         // of up to a few KB (most mail and web pages), else the one
         // allocation. A malloc and free of ~10 KB per row cost 5% of the
         // loop (perf, core_bench).
-        char local[kStackText];
+        char local[detail::kStackText];
         std::unique_ptr<char[]> heap;
         char *text = local;
         if (detail::normalized_capacity(doc.size()) > sizeof local) {
