@@ -23,9 +23,9 @@ section_compact() {
     for k in 64 128 256; do
         local base=""
         for b in 32 16 8; do
-            q -c "DROP TABLE IF EXISTS compact_bytes;
-                  CREATE TABLE compact_bytes AS SELECT minhash(body, bits => $b, num_perm => $k) AS sig
-                  FROM docs ORDER BY id LIMIT $n; VACUUM ANALYZE compact_bytes" >/dev/null
+            q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS compact_bytes" \
+              -c "CREATE TABLE compact_bytes AS SELECT minhash(body, bits => $b, num_perm => $k) AS sig
+                  FROM docs ORDER BY id LIMIT $n" -c "VACUUM ANALYZE compact_bytes" >/dev/null
             local col heap
             col=$(q -c "SELECT avg(pg_column_size(sig)) FROM compact_bytes")
             heap=$(q -c "SELECT pg_relation_size('compact_bytes')::float8 / count(*) FROM compact_bytes")
