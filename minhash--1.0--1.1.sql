@@ -258,3 +258,51 @@ COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integ
 CREATE FUNCTION minhash_threshold_support(internal) RETURNS internal
     AS 'MODULE_PATHNAME', 'minhash_threshold_support' LANGUAGE C STRICT;
 ALTER FUNCTION minhash_similar(minhash, minhash) SUPPORT minhash_threshold_support;
+
+-- corpus scale: the oph family, compact signatures (src/sql/10_type.sql,
+-- 20_functions.sql, 22_families.sql). ADD VALUE appends 'oph' after
+-- 'datasketch', the order of a fresh install.
+ALTER TYPE minhash_family ADD VALUE 'oph';
+
+COMMENT ON TYPE minhash IS
+    'MinHash signature of a set: [family:][bitsN:]seed:[v1,...,vk]; minhash(k) fixes num_perm k, minhash(k, bits) also the bits kept of each value';
+COMMENT ON FUNCTION minhash_typmod_in(cstring[]) IS 'type modifier input: minhash(num_perm) or minhash(num_perm, bits)';
+COMMENT ON FUNCTION minhash_typmod_out(integer) IS 'type modifier output: minhash(num_perm) or minhash(num_perm, bits)';
+COMMENT ON FUNCTION minhash_enforce_typmod(minhash, integer, boolean) IS
+    'cast to minhash(k[, bits]): error if num_perm or the width differs, except that an explicit cast shortens and narrows';
+COMMENT ON CAST (minhash AS minhash) IS
+    'enforces the typmod minhash(k[, bits]): assignment requires num_perm k and the width, an explicit cast may shorten and narrow';
+
+CREATE FUNCTION minhash_bits(sig minhash) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_sig_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_bits(minhash) IS 'bits kept of each value of a signature: 32, or 16 or 8 (compact)';
+
+CREATE FUNCTION minhash(doc text, bits bigint, family minhash_family DEFAULT 'native',
+                        unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, bigint, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash(doc text, config regconfig, bits bigint,
+                        family minhash_family DEFAULT 'native', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_config_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, regconfig, bigint, minhash_family, integer, integer, bigint) IS
+    'MinHash signature of the k-lexeme shingles of to_tsvector(config, doc) keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash(elements anyarray, bits bigint, family minhash_family DEFAULT 'native',
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION minhash(anyarray, bigint, minhash_family, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, seed bigint,
+                                   bits integer)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint, integer) IS
+    'signature from exported values (each 0..2^bits-1), the hash family, the seed and the bits kept of each value';

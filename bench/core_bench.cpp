@@ -5,6 +5,9 @@
 //
 //   MINHASH_BENCH_DOCS=docs.tsv MINHASH_BENCH_BASKETS=baskets.tsv build/core_bench
 //
+// The native family's kernel is the one the CPU's widest instruction set
+// runs, or the one MINHASH_SIMD names (portable, avx2, avx512): run the
+// program once per kernel to compare them (bench/lib/section_toast.sh does).
 // Rates are per CPU second of the benchmark thread (Google Benchmark's
 // default), like the SQL side, which run.sh measures from the backend's
 // /proc/self/stat: on a shared machine wall time would mostly measure the
@@ -85,18 +88,21 @@ size_t total_bytes(const std::vector<std::string> &docs) {
     return n;
 }
 
-std::unique_ptr<minhash::PermutationFamily> family_for(int num_perm) {
+std::unique_ptr<minhash::PermutationFamily> family_for(
+    int num_perm, minhash::HashFamily kind = minhash::HashFamily::Native) {
     auto f = std::make_unique<minhash::PermutationFamily>();
-    minhash::init_permutation_family(f.get(), num_perm, minhash::kDefaultSeed);
+    minhash::init_permutation_family(f.get(), num_perm, minhash::kDefaultSeed, kind);
     return f;
 }
 
 // What SELECT minhash(body) does per row: shingle, hash, fold into k minima.
-void BM_SignatureText(benchmark::State &state) {
+void text_signatures(benchmark::State &state, minhash::HashFamily kind) {
     const auto &docs = documents();
     if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
     const int k = static_cast<int>(state.range(0));
-    const auto family = family_for(k);
+    const auto family = family_for(k, kind);
+    if (kind == minhash::HashFamily::Native)
+        state.SetLabel(minhash::simd_level_name(minhash::simd_in_use()));
     const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};
     std::vector<uint32_t> sig(k);
     for (auto _ : state) {
@@ -109,7 +115,15 @@ void BM_SignatureText(benchmark::State &state) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total_bytes(docs)));
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
 }
+
+void BM_SignatureText(benchmark::State &state) { text_signatures(state, minhash::HashFamily::Native); }
 BENCHMARK(BM_SignatureText)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// The datasketch family: SHA-1 of each shingle, k modular permutations.
+void BM_DatasketchText(benchmark::State &state) {
+    text_signatures(state, minhash::HashFamily::Datasketch);
+}
+BENCHMARK(BM_DatasketchText)->Arg(128)->Unit(benchmark::kMillisecond);
 
 // The same documents through the one-permutation family (core oph.h): word
 // hashes combined per shingle, one bin per shingle, densified at the end.

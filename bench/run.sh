@@ -28,7 +28,7 @@
 #   the 10m path quickly: --scale 10m --rows 20000).
 # --keep: leave the scratch cluster's directory behind (for inspection).
 # --sections LIST: run only these sections (space- or comma-separated, of
-#   truth throughput index queries allpairs targets forest vacuum ingest profile plots)
+#   truth throughput index queries allpairs targets forest compact vacuum ingest profile plots)
 #   after loading the data; "forest" and "vacuum" need "index" (its indexes).
 #   Default: all but vacuum (which deletes 10% of the rows); at 10m
 #   "index queries allpairs vacuum".
@@ -190,6 +190,7 @@ wanted queries && section_queries
 wanted allpairs && section_allpairs
 wanted targets && section_targets
 wanted forest && section_forest
+wanted compact && section_compact
 wanted vacuum && section_vacuum
 wanted ingest && section_ingest
 [ "$profile" = 1 ] && wanted profile && section_profile

@@ -39,6 +39,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     # Seeds: the first byte picks unit and k (see the target), the rest is text.
     printf '\x05Ça va? Über-Größe 1859' >"$corpus/seed-words"
     printf '\x01 a b\xffc\xc3 d\t\te' >"$corpus/seed-malformed"
+    # Long enough (80 bytes and more) for the word normalizer's ASCII fast path.
+    printf '\x0fThe Quick brown fox, caf\xc3\xa9 e\xcc\x81t\xc3\xa9 Stra\xc3\x9fe \xef\xac\x81ve -- jumps over 1234 lazy DOGS; \xf0\x9f\x91\x8d ok \xe6\x9d\xb1\xe4\xba\xac and \xce\xa3\xce\x9f\xce\xa6\xce\x99\xce\x91\xce\xa3 again\x80 and again.' >"$corpus/seed-long"
     build/core-fuzz/fuzz_shingle -max_total_time="$fuzz_seconds" -max_len=1024 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
     # Seeds: the first byte picks the decoder (0 text, 1 binary, 2 page content).
@@ -48,6 +50,9 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     printf '\x00datasketch:7:[1,2]' >"$fcorpus/seed-text-family"
     printf '\x01\x01\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05\xff\xff\xff\xff' >"$fcorpus/seed-binary"
     printf '\x02\x2f\x00\x03\x00\x10\x00\x00\x00\x20\x00\x00\x00\x01\x02\x03\x04\x05\x06\x07' >"$fcorpus/seed-page"
+    # compact signatures: a width tag in the text, 2-byte values in the binary form
+    printf '\x00 oph : bits16 : -7 : [ 1, 65535 ,0 ] ' >"$fcorpus/seed-text-bits"
+    printf '\x01\x01\x12\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\xff\xff\x00\x05' >"$fcorpus/seed-binary16"
     build/core-fuzz/fuzz_formats -max_total_time="$fuzz_seconds" -max_len=8300 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$fcorpus" 2>&1 | tail -n 12
     # pipefail makes a crash (non-zero exit of the fuzzer) fail this script.

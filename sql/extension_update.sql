@@ -104,7 +104,10 @@ rows AS (
             'typanalyze', t.typanalyze::oid::regprocedure,
             'typbasetype', t.typbasetype::regtype,
             'typcollation', t.typcollation::regcollation,
-            'typdefaultbin', pg_get_expr(t.typdefaultbin, 0))
+            'typdefaultbin', pg_get_expr(t.typdefaultbin, 0),
+            -- an enum's labels in their order (ALTER TYPE ... ADD VALUE appends)
+            'enumlabels', (SELECT jsonb_agg(e.enumlabel ORDER BY e.enumsortorder)
+                           FROM pg_enum e WHERE e.enumtypid = t.oid))
     FROM objects o JOIN pg_type t ON o.classid = 'pg_type'::regclass AND t.oid = o.objid
     UNION ALL
     SELECT 'pg_operator', o.classid, o.objid, o.objsubid,

@@ -101,7 +101,7 @@ CREATE TEMP TABLE raw_sigs (id int, bytes bytea);
 INSERT INTO raw_sigs VALUES
     (1, '\x010000010000000000000001000000ff'),      -- valid: 1:[255]
     (2, '\x020000010000000000000001000000ff'),      -- version 2
-    (3, '\x011000010000000000000001000000ff'),      -- reserved flag bit set
+    (3, '\x014000010000000000000001000000ff'),      -- reserved flag bit set
     (4, '\x01000000000000000000000100'),            -- num_perm 0
     (5, '\x01000401000000000000000100'),            -- num_perm 1025
     (6, '\x010000020000000000000001000000ff'),      -- 2 values announced, 1 sent

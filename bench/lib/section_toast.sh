@@ -87,6 +87,8 @@ section_toast() {
     tbl_row "MB/s of text per core, lz4|>= 150|$target_row_lz4|$(verdict "$target_row_lz4" ">=" 150)"
     tbl_end
 
+    toast_families
+
     [ "$profile" = 1 ] && toast_profiles
     return 0
 }
@@ -133,4 +135,54 @@ toast_profiles() {
         tbl_note "perf record -F 1999 -a, samples of this backend only; symbols in bench/results/$label/perf-toast-$t.txt."
         tbl_end
     done
+}
+
+# Signing speed by hash family and SIMD kernel on the lz4 table: the SQL
+# statement per family with minhash.simd forced to each kernel the CPU runs
+# (the native family's minima; the others have no SIMD kernel and show the
+# setting makes no difference), beside the core loop (core_bench with
+# MINHASH_SIMD) on the same documents. At most FAMILY_ROWS (20,000) rows:
+# datasketch signs at about 20 MB/s.
+toast_families() {
+    if ! q -c "SELECT 'oph'::minhash_family" >/dev/null 2>&1; then
+        not_available "family => 'oph' and minhash.simd (signing by family and kernel)"
+        return 0
+    fi
+    local n=${FAMILY_ROWS:-20000} kernels="avx2" k f mb rows r cpu rate core label
+    q -c "SET minhash.simd = avx512" >/dev/null 2>&1 && kernels="avx2 avx512"
+    mb=$(q -c "SELECT sum(octet_length(body)) / 1e6 FROM docs_lz4 WHERE id <= $n")
+    rows=$(q -c "SELECT count(*) FROM docs_lz4 WHERE id <= $n")
+    for k in $kernels; do
+        MINHASH_SIMD=$k MINHASH_BENCH_DOCS=$DATA/docs.tsv MINHASH_BENCH_ROWS=$n "$BENCH_BIN/core_bench" \
+            --benchmark_filter='BM_SignatureText/128|BM_DatasketchText/128|BM_OphText/128' \
+            --benchmark_min_time="$CORE_MIN_TIME" \
+            --benchmark_out="$RESULTS/core_bench_$k.csv" --benchmark_out_format=csv \
+            >"$RESULTS/core_bench_$k.txt" 2>&1
+    done
+    tbl_start "Signing speed by family and kernel: SELECT count(minhash(body, family => F)) on docs_lz4, 128 values (per core: the backend's CPU seconds)" \
+        "family|kernel|rows|MB|SQL CPU s|SQL MB/s per core|core MB/s|SQL/core"
+    for f in native datasketch oph; do
+        for k in $kernels; do
+            r=$(best_cpu 3 "SET minhash.simd = $k; SELECT count(minhash(body, family => '$f')) FROM docs_lz4 WHERE id <= $n")
+            cpu=${r% *}
+            rate=$(calc "$mb / $cpu")
+            case $f in
+            native) label=BM_SignatureText/128 ;;
+            datasketch) label=BM_DatasketchText/128 ;;
+            oph) label=BM_OphText/128 ;;
+            esac
+            core=$(awk -F, -v name="\"$label\"" '$1 == name { print $6 }' "$RESULTS/core_bench_$k.csv")
+            eval "M_FAM_${f}_${k}=\$rate"
+            tbl_row "$f|$k|$rows|$(fmt %.1f "$mb")|$(fmt %.2f "$cpu")|$(fmt %.1f "$rate")|$(fmt %.1f "$(calc "${core:-0} / 1e6")")|$(fmt %.0f%% "$(calc "$rate * 1e6 / ${core:-1} * 100")")"
+        done
+    done
+    tbl_note "SQL: best of 3 by the backend's CPU time (SET minhash.simd = KERNEL first; only the native family's minima have SIMD kernels, and every kernel computes the same signatures). Core: bench/core_bench with MINHASH_SIMD=KERNEL on the same first $n documents. $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)."
+    tbl_end
+    local nat fast
+    nat=$(fmt %.1f "${M_FAM_native_avx2:-}")
+    fast=$(awk -v a="${M_FAM_native_avx2:-0}" -v b="${M_FAM_oph_avx2:-0}" 'BEGIN { printf "%.1f", (a > b) ? a : b }')
+    tbl_start "Targets: signing on 2-4 KB lz4 documents with the AVX2 kernel (minhash.simd = avx2)" "target|goal|measured|verdict"
+    tbl_row "native family, MB/s per core|>= 200|$nat|$(verdict "$nat" ">=" 200)"
+    tbl_row "fastest family (oph), MB/s per core|>= 300|$fast|$(verdict "$fast" ">=" 300)"
+    tbl_end
 }

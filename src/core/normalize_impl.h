@@ -34,6 +34,10 @@ namespace detail {
 constexpr size_t kMaxFoldedBytes = 8;
 constexpr size_t kMaxExpansion = 3;
 inline size_t normalized_capacity(size_t input_len) { return kMaxExpansion * input_len + 32; }
+// Bytes of normalized text the signing paths keep on their stack: documents
+// up to (16 KB - 32) / 3 ≈ 5.4 KB of input need no allocation (a malloc and
+// free of ~10 KB per row cost 5% of the loop: perf, core_bench).
+constexpr size_t kStackText = 16384;
 // Offsets are 32-bit; PostgreSQL text is at most 1 GB.
 inline bool too_large_to_shingle(size_t input_len) {
     return input_len > (UINT32_MAX - 64) / kMaxExpansion;
@@ -124,77 +128,214 @@ inline void copy_ascii_token(const unsigned char *in, size_t *i, size_t n, char 
 // Every kTickBytes of input the normalizer calls sink.tick() (interrupt polling).
 constexpr size_t kTickBytes = size_t(1) << 16;
 
+#if defined(__SSE2__)
+// The ASCII fast path of word mode classifies kAsciiBlock bytes at a time
+// and copies a token's bytes 16 at a time from where it starts, so it runs
+// while kAsciiBlock + 16 bytes of input remain.
+constexpr size_t kAsciiBlock = 64;
+
+// Bit j of *token: byte j is an ASCII letter or digit; of *high: byte j is
+// 0x80 or above (not ASCII).
+inline void classify_ascii_block(const unsigned char *p, uint64_t *token, uint64_t *high) {
+    uint64_t t = 0, h = 0;
+    for (int q = 0; q < 4; ++q) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * q));
+        t |= uint64_t(ascii_token_mask(v)) << (16 * q);
+        h |= uint64_t(static_cast<unsigned>(_mm_movemask_epi8(v))) << (16 * q);
+    }
+    *token = t;
+    *high = h;
+}
+
+// dst[0..len) = src[0..len) lowercased, for letters and digits (c | 0x20),
+// 16 bytes at a time: reads and writes up to 15 bytes beyond len.
+inline void copy_token_lower(const unsigned char *src, size_t len, char *dst) {
+    for (size_t c = 0; c < len; c += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + c),
+                         _mm_or_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + c)),
+                                      _mm_set1_epi8(0x20)));
+}
+
+// The number of trailing one bits of v (64 when v is all ones).
+inline unsigned trailing_ones(uint64_t v) {
+    return ~v == 0 ? 64u : static_cast<unsigned>(__builtin_ctzll(~v));
+}
+#endif
+
+// Word mode: tokens are maximal runs of letters and digits (and combining
+// marks that continue a token), case-folded, joined by one space. Two paths
+// (NormalizePath, shingle.h): the general one goes code point by code point
+// (with SSE2 help for ASCII runs) and is the definition; the fast one takes
+// ASCII 64 bytes at a time from bit masks -- one branch per word instead of
+// one per change of byte class -- and hands every other byte to the general
+// step. Both write the same text and report the same units (tests:
+// shingle_test.cpp's NormalizePaths suite; the fuzzer).
+template <class Sink>
+class WordNormalizer {
+  public:
+    WordNormalizer(std::string_view doc, char *out, Sink &sink)
+        : in_(reinterpret_cast<const unsigned char *>(doc.data())), n_(doc.size()), out_(out),
+          sink_(sink) {}
+
+    bool run(NormalizePath path, size_t *out_len) {
+        *out_len = 0;
+        while (i_ < n_) {
+            if (i_ >= next_tick_) {
+                next_tick_ = i_ + kTickBytes;
+                if (!sink_.tick())
+                    return false;
+            }
+#if defined(__SSE2__)
+            if (path == NormalizePath::Fast && i_ + kAsciiBlock + 16 <= n_) {
+                if (!ascii_block())
+                    return false;
+                continue;
+            }
+#endif
+            if (!general_step())
+                return false;
+        }
+        if (in_token_ && !sink_.unit(uint32_t(token_start_), uint32_t(o_)))
+            return false;
+        *out_len = o_;
+        return true;
+    }
+
+  private:
+    // A token starts at o_: a space before it unless it is the first.
+    void open_token() {
+        if (o_ > 0)
+            out_[o_++] = ' ';
+        token_start_ = o_;
+        in_token_ = true;
+    }
+    bool close_token() {
+        in_token_ = false;
+        return sink_.unit(uint32_t(token_start_), uint32_t(o_));
+    }
+
+    // One step of the general path: an ASCII run or one non-ASCII code point.
+    bool general_step() {
+        if (!in_token_) {
+            i_ = skip_ascii_separators(in_, i_, n_);
+            if (i_ == n_)
+                return true;
+        }
+        const unsigned char c = in_[i_];
+        if (c < 0x80) {
+            if (kAscii.word_class[c] == kSeparator) {  // ends the token
+                ++i_;
+                return close_token();
+            }
+            if (!in_token_)
+                open_token();
+            copy_ascii_token(in_, &i_, n_, out_, &o_);
+            return true;
+        }
+        return non_ascii();
+    }
+
+    // The code point at i_ (not ASCII, or malformed): a letter or digit
+    // continues or starts a token, a mark continues one, anything else ends it.
+    bool non_ascii() {
+        NonAscii cp;
+        classify_non_ascii(in_ + i_, n_ - i_, true, &cp);
+        i_ += cp.in_len;
+        if (cp.cls == kSeparator || (cp.cls == kMark && !in_token_))
+            return !in_token_ || close_token();
+        if (!in_token_)
+            open_token();
+        for (int b = 0; b < cp.out_len; ++b)
+            out_[o_++] = cp.out[b];
+        return true;
+    }
+
+#if defined(__SSE2__)
+    // The fast path's step: the ASCII bytes of the next 64, token by token
+    // from the bit mask, then the non-ASCII code point that ends them, if
+    // any. The state lives in locals here: the stores into out_ (char) may
+    // alias any member, which would otherwise be reloaded after each one.
+    bool ascii_block() {
+        const unsigned char *const block = in_ + i_;
+        char *const out = out_;
+        uint64_t token, high;
+        classify_ascii_block(block, &token, &high);
+        const unsigned ascii = high ? static_cast<unsigned>(__builtin_ctzll(high)) : 64u;
+        if (ascii < 64)
+            token &= (uint64_t(1) << ascii) - 1;  // the bytes [i_, i_ + ascii) are ASCII
+        size_t o = o_;
+        size_t token_start = token_start_;
+        bool in_token = in_token_;
+        unsigned pos = 0;
+        bool ok = true;
+        if (in_token) {  // a token continues from before this block
+            pos = trailing_ones(token);
+            copy_token_lower(block, pos, out + o);
+            o += pos;
+            if (pos < ascii) {
+                in_token = false;
+                ok = sink_.unit(uint32_t(token_start), uint32_t(o));
+            }
+        }
+        while (ok && pos < ascii) {
+            const uint64_t rest = token & (~uint64_t(0) << pos);  // pos < 64 here
+            if (rest == 0)
+                break;
+            const unsigned start = static_cast<unsigned>(__builtin_ctzll(rest));
+            const unsigned len = trailing_ones(token >> start);  // ≤ 64 - start
+            if (o > 0)
+                out[o++] = ' ';
+            token_start = o;
+            copy_token_lower(block + start, len, out + o);
+            o += len;
+            pos = start + len;
+            if (pos >= ascii) {  // the token may go on: the next block, or a code point
+                in_token = true;
+                break;
+            }
+            ok = sink_.unit(uint32_t(token_start), uint32_t(o));  // ended by an ASCII separator
+        }
+        o_ = o;
+        token_start_ = token_start;
+        in_token_ = in_token;
+        if (!ok)
+            return false;
+        i_ += ascii;
+        return ascii == 64 || non_ascii();
+    }
+#endif
+
+    const unsigned char *in_;
+    const size_t n_;
+    char *out_;
+    Sink &sink_;
+    size_t i_ = 0;
+    size_t o_ = 0;
+    size_t token_start_ = 0;
+    size_t next_tick_ = kTickBytes;
+    bool in_token_ = false;
+};
+
 // Calls sink.unit(start, end) for every unit (word, or code point of the
 // folded text including the single space that replaces a whitespace run) as
 // soon as it is complete, in order; offsets index `out`, which must hold normalized_capacity(doc.size())
 // bytes. Returns false as soon as unit() or tick() returns false.
-// *out_len receives the normalized length.
+// *out_len receives the normalized length. path chooses the word
+// normalizer (the results are the same).
 template <class Sink>
-bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *out_len, Sink &sink) {
+bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *out_len, Sink &sink,
+                    NormalizePath path = NormalizePath::Fast) {
+    if (unit == ShingleUnit::Word) {
+        WordNormalizer<Sink> words(doc, out, sink);
+        return words.run(path, out_len);
+    }
+
     const auto *in = reinterpret_cast<const unsigned char *>(doc.data());
     const size_t n = doc.size();
     size_t i = 0;
     size_t o = 0;
     size_t next_tick = kTickBytes;
     *out_len = 0;
-
-    if (unit == ShingleUnit::Word) {
-        bool in_token = false;
-        size_t token_start = 0;
-        while (i < n) {
-            if (i >= next_tick) {
-                next_tick = i + kTickBytes;
-                if (!sink.tick())
-                    return false;
-            }
-            if (!in_token) {
-                i = skip_ascii_separators(in, i, n);
-                if (i == n)
-                    break;
-            }
-            const unsigned char c = in[i];
-            if (c < 0x80) {
-                if (kAscii.word_class[c] == kSeparator) {  // ends the token
-                    in_token = false;
-                    if (!sink.unit(uint32_t(token_start), uint32_t(o)))
-                        return false;
-                    ++i;
-                    continue;
-                }
-                if (!in_token) {
-                    if (o > 0)
-                        out[o++] = ' ';
-                    token_start = o;
-                    in_token = true;
-                }
-                copy_ascii_token(in, &i, n, out, &o);
-                continue;
-            }
-            NonAscii cp;
-            classify_non_ascii(in + i, n - i, true, &cp);
-            i += cp.in_len;
-            if (cp.cls == kSeparator || (cp.cls == kMark && !in_token)) {
-                if (in_token) {
-                    in_token = false;
-                    if (!sink.unit(uint32_t(token_start), uint32_t(o)))
-                        return false;
-                }
-                continue;
-            }
-            if (!in_token) {
-                if (o > 0)
-                    out[o++] = ' ';
-                token_start = o;
-                in_token = true;
-            }
-            for (int b = 0; b < cp.out_len; ++b)
-                out[o++] = cp.out[b];
-        }
-        if (in_token && !sink.unit(uint32_t(token_start), uint32_t(o)))
-            return false;
-        *out_len = o;
-        return true;
-    }
 
     // Character units. A whitespace run becomes one pending space, written
     // (as a unit of its own) only when another unit follows: trimmed at both ends.

@@ -2,6 +2,7 @@
 #include "core/oph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/guard_impl.h"
@@ -118,7 +119,9 @@ namespace {
 // Receives units from the normalizer, hashes each once, keeps the last k
 // unit hashes in a ring and the window's polynomial rolled in O(1): adding a
 // unit multiplies by P and adds its hash; the unit leaving the window takes
-// its hash times P^(k-1) with it.
+// its hash times P^(k-1) with it. Units are remembered as byte ranges and
+// hashed a block at a time (as SignatureConsumer does for shingles): hashed
+// at once, a word would be read straight after the normalizer's store of it.
 class OphSink {
   public:
     OphSink(const OphFamily &family, const char *text, int k, uint32_t *sketch,
@@ -127,15 +130,12 @@ class OphSink {
           interrupt_(interrupt) {}
 
     bool unit(uint32_t start, uint32_t end) {
-        const uint64_t u = XXH3_64bits(text_ + start, end - start);
-        if (count_ >= static_cast<uint64_t>(k_))
-            window_ -= ring_[pos_] * top_;
-        window_ = window_ * kBase + u;
-        ring_[pos_] = u;
-        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
-        ++count_;
-        if (count_ >= static_cast<uint64_t>(k_))
-            push(window_);
+        start_[nunits_] = start;
+        length_[nunits_] = end - start;
+        if (++nunits_ == kBlock) {
+            roll();
+            tick();
+        }
         return !interrupted_;
     }
 
@@ -148,9 +148,11 @@ class OphSink {
     // A text with fewer than k units is one shingle: all of it, which is
     // the polynomial rolled so far (no unit has left the window).
     void finish() {
+        roll();
         if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            push(window_);
-        flush();
+            hashes_[nhashes_++] = window_;
+        oph_update(family_, hashes_, nhashes_, sketch_);
+        nhashes_ = 0;
     }
 
     bool interrupted() const { return interrupted_; }
@@ -158,16 +160,23 @@ class OphSink {
   private:
     static constexpr size_t kBlock = 64;
 
-    void push(uint64_t h) {
-        block_[nblock_++] = h;
-        if (nblock_ == kBlock) {
-            flush();
-            tick();
+    // The buffered units, hashed and rolled; each complete window's element
+    // hash goes into the sketch (at most one per unit, so one block of each).
+    void roll() {
+        const uint64_t k = static_cast<uint64_t>(k_);
+        for (size_t j = 0; j < nunits_; ++j) {
+            const uint64_t u = XXH3_64bits(text_ + start_[j], length_[j]);
+            if (count_ >= k)
+                window_ -= ring_[pos_] * top_;
+            window_ = window_ * kBase + u;
+            ring_[pos_] = u;
+            pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
+            if (++count_ >= k)
+                hashes_[nhashes_++] = window_;
         }
-    }
-    void flush() {
-        oph_update(family_, block_, nblock_, sketch_);
-        nblock_ = 0;
+        nunits_ = 0;
+        oph_update(family_, hashes_, nhashes_, sketch_);
+        nhashes_ = 0;
     }
 
     const OphFamily &family_;
@@ -180,9 +189,12 @@ class OphSink {
     int pos_ = 0;
     uint64_t count_ = 0;
     uint64_t window_ = 0;
-    size_t nblock_ = 0;
+    size_t nunits_ = 0;
+    size_t nhashes_ = 0;
+    uint32_t start_[kBlock];
+    uint32_t length_[kBlock];
+    uint64_t hashes_[kBlock + 1];
     uint64_t ring_[kMaxShingleSize];
-    uint64_t block_[kBlock];
 };
 
 }  // namespace
@@ -193,14 +205,50 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
         if (detail::too_large_to_shingle(doc.size()))
             return Status::TooLarge;
         const int k = clamp_shingle_size(spec);
-        std::unique_ptr<char[]> text(new char[detail::normalized_capacity(doc.size())]);
-        OphSink sink(family, text.get(), k, sketch, interrupt);
+        // the normalized text on the stack for documents of a few KB, as signature_of_text
+        char local[detail::kStackText];
+        std::unique_ptr<char[]> heap;
+        char *text = local;
+        if (detail::normalized_capacity(doc.size()) > sizeof local) {
+            heap.reset(new char[detail::normalized_capacity(doc.size())]);
+            text = heap.get();
+        }
+        OphSink sink(family, text, k, sketch, interrupt);
         size_t len = 0;
-        if (!detail::normalize_into(doc, spec.unit, text.get(), &len, sink))
+        if (!detail::normalize_into(doc, spec.unit, text, &len, sink))
             return Status::Interrupted;
         sink.finish();
         return sink.interrupted() ? Status::Interrupted : Status::Ok;
     });
+}
+
+Status oph_sketch_of_units(const OphFamily &family, const UnitText &units, int k,
+                           uint32_t *sketch, InterruptFlag interrupt) noexcept {
+    const int kk = std::clamp(k, 1, kMaxShingleSize);
+    OphSink sink(family, units.text, kk, sketch, interrupt);
+    for (size_t i = 0; i < units.count; ++i) {
+        if (!sink.unit(units.starts[i], units.ends[i]))
+            return Status::Interrupted;
+    }
+    sink.finish();
+    return sink.interrupted() ? Status::Interrupted : Status::Ok;
+}
+
+double oph_cardinality_estimate(const uint32_t *sketch, int num_bins) noexcept {
+    const int k = clamp_bins(num_bins);
+    int empty = 0;
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) {
+        if (sketch[i] == kEmptyValue)
+            ++empty;
+        else
+            sum += (static_cast<double>(sketch[i]) + 0.5) / 4294967296.0;
+    }
+    if (empty == k)
+        return 0.0;
+    if (empty > 0)
+        return k * std::log(static_cast<double>(k) / empty);
+    return std::max(0.0, k * (k / sum - 1.0));
 }
 
 }  // namespace minhash

@@ -73,4 +73,17 @@ void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig)
 Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const ShingleSpec &spec,
                           uint32_t *sketch, InterruptFlag interrupt) noexcept;
 
+// The same for a text already split into units (text search lexemes), k
+// units a shingle. Allocates nothing: Ok or Interrupted.
+Status oph_sketch_of_units(const OphFamily &family, const UnitText &units, int k,
+                           uint32_t *sketch, InterruptFlag interrupt) noexcept;
+
+// Estimated number of distinct elements behind an undensified sketch of k
+// bins: while bins are empty, linear counting (k ln(k / empty), the
+// expected number of elements that leave that many bins empty); once all
+// are filled, each bin's minimum stands for about n/k elements, so
+// n ≈ k (k / Σ(v_i / 2^32) − 1), as cardinality_estimate does per value.
+// 0 for the empty set.
+double oph_cardinality_estimate(const uint32_t *sketch, int num_bins) noexcept;
+
 }  // namespace minhash

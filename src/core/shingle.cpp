@@ -209,14 +209,14 @@ struct RecordingSink {
 
 }  // namespace
 
-NormalizedText normalize(std::string_view doc, ShingleUnit unit) {
+NormalizedText normalize(std::string_view doc, ShingleUnit unit, NormalizePath path) {
     if (detail::too_large_to_shingle(doc.size()))
         throw std::length_error("document too large to shingle");
     NormalizedText norm;
     norm.text.resize(detail::normalized_capacity(doc.size()));
     RecordingSink sink{&norm};
     size_t len = 0;
-    detail::normalize_into(doc, unit, norm.text.data(), &len, sink);
+    detail::normalize_into(doc, unit, norm.text.data(), &len, sink, path);
     norm.text.resize(len);
     return norm;
 }

@@ -52,11 +52,18 @@ struct NormalizedText {
     std::vector<uint32_t> ends;    // byte offset one past each unit
 };
 
+// How a document is normalized: Fast (what every shingling path uses) or
+// General, the code-point-by-code-point definition the fast path must equal
+// bit for bit (the tests and the fuzzer compare them). They differ in word
+// mode only, where the fast path takes ASCII 64 bytes at a time.
+enum class NormalizePath : uint8_t { Fast, General };
+
 // Input should be UTF-8 (PostgreSQL guarantees valid text in a UTF-8
 // database; the glue converts other encodings first). Malformed bytes are
 // tolerated: each acts as a separator (whitespace in character mode).
 // Control characters are separators too.
-NormalizedText normalize(std::string_view doc, ShingleUnit unit);
+NormalizedText normalize(std::string_view doc, ShingleUnit unit,
+                         NormalizePath path = NormalizePath::Fast);
 
 // Calls fn(std::string_view shingle) for every shingle, in document order,
 // repeats included (the tests' reference: the recorded units through the

@@ -113,28 +113,59 @@ bool decode_signature_header(const uint8_t *data, size_t len, SigBinaryHeader *h
     return true;
 }
 
-bool decode_signature_values(const uint8_t *data, size_t len, int num_perm, uint32_t *values) {
-    if (num_perm < 0 || len < signature_binary_size(num_perm))
+bool decode_signature_values(const uint8_t *data, size_t len, int num_perm, uint32_t *values,
+                             ValueWidth w) {
+    if (num_perm < 0 || len < signature_binary_size(num_perm, w))
         return false;
-    for (int i = 0; i < num_perm; i++)
-        values[i] = get32(data + kSigBinaryHeader + 4 * static_cast<size_t>(i));
+    const size_t bytes = value_bytes(w);
+    for (int i = 0; i < num_perm; i++) {
+        const uint8_t *p = data + kSigBinaryHeader + bytes * static_cast<size_t>(i);
+        uint32_t v = 0;
+        for (size_t b = 0; b < bytes; b++)
+            v = (v << 8) | p[b];
+        values[i] = v;
+    }
     return true;
 }
 
 void encode_signature_binary(int version, int flags, int num_perm, uint64_t seed,
-                             const uint32_t *values, uint8_t *out) {
+                             const uint32_t *values, uint8_t *out, ValueWidth w) {
     out[0] = static_cast<uint8_t>(version);
     out[1] = static_cast<uint8_t>(flags);
     out[2] = static_cast<uint8_t>(num_perm >> 8);
     out[3] = static_cast<uint8_t>(num_perm);
     put32(out + 4, static_cast<uint32_t>(seed >> 32));
     put32(out + 8, static_cast<uint32_t>(seed));
-    for (int i = 0; i < num_perm; i++)
-        put32(out + kSigBinaryHeader + 4 * static_cast<size_t>(i), values[i]);
+    const size_t bytes = value_bytes(w);
+    for (int i = 0; i < num_perm; i++) {
+        uint8_t *p = out + kSigBinaryHeader + bytes * static_cast<size_t>(i);
+        for (size_t b = 0; b < bytes; b++)
+            p[b] = static_cast<uint8_t>(values[i] >> (8 * (bytes - 1 - b)));
+    }
 }
 
-size_t format_signature_text(HashFamily family, uint64_t seed, const uint32_t *values,
-                             int num_perm, char *out) noexcept {
+bool parse_width_prefix(std::string_view text, ValueWidth *width, size_t *rest) {
+    Cursor c{text};
+    *width = ValueWidth::Bits32;
+    *rest = 0;
+    c.skip_space();
+    if (text.substr(c.i, 4) != "bits")
+        return true;  // not a tag: the seed (or a malformed text) comes first
+    c.i += 4;
+    uint64_t bits = 0;
+    if (!parse_unsigned(&c, 1000, &bits))
+        return true;
+    c.skip_space();
+    if (c.peek() != ':' || c.at_end())
+        return true;
+    if (!width_of_bits(static_cast<int>(bits), width))
+        return false;
+    *rest = c.i + 1;
+    return true;
+}
+
+size_t format_signature_text(HashFamily family, ValueWidth width, uint64_t seed,
+                             const uint32_t *values, int num_perm, char *out) noexcept {
     char *p = out;
     // Every pointer below stays within signature_text_capacity(num_perm).
     char *const end = out + signature_text_capacity(num_perm);
@@ -143,6 +174,11 @@ size_t format_signature_text(HashFamily family, uint64_t seed, const uint32_t *v
         const size_t len = strlen(name);
         memcpy(p, name, len);
         p += len;
+        *p++ = ':';
+    }
+    if (width != ValueWidth::Bits32) {
+        memcpy(p, "bits", 4);
+        p = std::to_chars(p + 4, end, width_bits(width)).ptr;
         *p++ = ':';
     }
     p = std::to_chars(p, end, static_cast<int64_t>(seed)).ptr;
@@ -174,6 +210,9 @@ bool parse_family_prefix(std::string_view text, HashFamily *family, size_t *rest
     c.skip_space();
     if (c.peek() != ':')
         return true;  // not a prefix
+    if (name.size() > 4 && name.substr(0, 4) == "bits" &&
+        name.find_first_not_of("0123456789", 4) == std::string_view::npos)
+        return true;  // a width tag (parse_width_prefix), not a family
     if (!parse_hash_family(name, family))
         return false;
     *rest = c.i + 1;

@@ -62,15 +62,6 @@ uint64_t splitmix64_nth(uint64_t seed, uint64_t n) {
 
 int clamp_num_perm(int k) { return std::clamp(k, kMinNumPerm, kMaxNumPerm); }
 
-using UpdateFn = void (*)(const PermutationFamily &, const uint64_t *, size_t, uint32_t *) noexcept;
-
-UpdateFn choose_kernel() {
-    if (detail::cpu_has_avx512())
-        return detail::signature_update_avx512;
-    return detail::cpu_has_avx2() ? detail::signature_update_avx2
-                                  : detail::signature_update_portable;
-}
-
 }  // namespace
 
 namespace detail {
@@ -125,6 +116,8 @@ bool parse_hash_family(std::string_view name, HashFamily *out) noexcept {
         *out = HashFamily::Native;
     else if (name == "datasketch")
         *out = HashFamily::Datasketch;
+    else if (name == "oph")
+        *out = HashFamily::Oph;
     else
         return false;
     return true;
@@ -136,6 +129,8 @@ const char *hash_family_name(HashFamily family) noexcept {
         return "native";
     case HashFamily::Datasketch:
         return "datasketch";
+    case HashFamily::Oph:
+        return "oph";
     }
     return "unknown";
 }
@@ -174,11 +169,10 @@ void signature_init(uint32_t *sig, int num_perm) noexcept {
 
 void signature_update(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                       uint32_t *sig) noexcept {
-    static const UpdateFn kernel = choose_kernel();
     if (family.kind == HashFamily::Datasketch)
         detail::signature_update_datasketch(family, hashes, n, sig);
     else
-        kernel(family, hashes, n, sig);
+        detail::native_kernel()(family, hashes, n, sig);
 }
 
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept {
@@ -190,7 +184,12 @@ void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexce
 namespace {
 
 // Hashes each shingle (a substring of the text, the window is WindowSink's)
-// and folds the hashes into the signature a block at a time.
+// and folds the hashes into the signature a block at a time. A shingle is
+// remembered as a byte range and hashed when its block is full: hashed at
+// once, its last bytes would be read straight after the normalizer's 16-byte
+// store of its last word, a load the CPU cannot forward from a store it only
+// partly overlaps, which stalls until the store completes (about 10% of the
+// loop on 2-4 KB documents).
 class SignatureConsumer {
   public:
     SignatureConsumer(const PermutationFamily &family, const char *text, uint32_t *sig,
@@ -198,8 +197,9 @@ class SignatureConsumer {
         : family_(family), text_(text), sig_(sig), interrupt_(interrupt) {}
 
     bool shingle(uint32_t start, uint32_t end) {
-        block_[nblock_++] = hash(text_ + start, end - start);
-        if (nblock_ == kBlock)
+        start_[nblock_] = start;
+        length_[nblock_] = end - start;
+        if (++nblock_ == kBlock)
             flush();
         return true;
     }
@@ -209,7 +209,14 @@ class SignatureConsumer {
         return !interrupted_;
     }
     void flush() {
-        signature_update(family_, block_, nblock_, sig_);
+        uint64_t hashes[kBlock];
+        if (family_.kind == HashFamily::Native)
+            for (size_t j = 0; j < nblock_; ++j)
+                hashes[j] = XXH3_64bits(text_ + start_[j], length_[j]);
+        else
+            for (size_t j = 0; j < nblock_; ++j)
+                hashes[j] = family_hash(family_.kind, text_ + start_[j], length_[j]);
+        signature_update(family_, hashes, nblock_, sig_);
         nblock_ = 0;
     }
     Status status() const { return interrupted_ ? Status::Interrupted : Status::Ok; }
@@ -217,25 +224,17 @@ class SignatureConsumer {
   private:
     static constexpr size_t kBlock = 64;
 
-    uint64_t hash(const char *p, size_t len) const {
-        return family_.kind == HashFamily::Native ? XXH3_64bits(p, len)
-                                                  : family_hash(family_.kind, p, len);
-    }
-
     const PermutationFamily &family_;
     const char *text_;
     uint32_t *sig_;
     InterruptFlag interrupt_;
     bool interrupted_ = false;
     size_t nblock_ = 0;
-    uint64_t block_[kBlock];
+    uint32_t start_[kBlock];
+    uint32_t length_[kBlock];
 };
 
 }  // namespace
-
-// Bytes of normalized text kept on signature_of_text's stack: documents up
-// to (16 KB - 32) / 3 ≈ 5.4 KB of input need no allocation.
-constexpr size_t kStackText = 16384;
 
 Status signature_of_text(const PermutationFamily &family, std::string_view doc,
                          const ShingleSpec &spec, uint32_t *sig, InterruptFlag interrupt) noexcept {
@@ -246,7 +245,7 @@ Status signature_of_text(const PermutationFamily &family, std::string_view doc,
         // of up to a few KB (most mail and web pages), else the one
         // allocation. A malloc and free of ~10 KB per row cost 5% of the
         // loop (perf, core_bench).
-        char local[kStackText];
+        char local[detail::kStackText];
         std::unique_ptr<char[]> heap;
         char *text = local;
         if (detail::normalized_capacity(doc.size()) > sizeof local) {

@@ -22,15 +22,17 @@ constexpr uint32_t kEmptyValue = UINT32_MAX;
 //  Native      XXH3-64 of the bytes, folded to 32 bits, then multiply-add-shift
 //              with splitmix64 parameters (signature.cpp)
 //  Datasketch  datasketch.MinHash's defaults, bit for bit (datasketch.h)
-enum class HashFamily : uint8_t { Native = 0, Datasketch = 1 };
-constexpr int kNumHashFamilies = 2;
+//  Oph         one-permutation hashing with optimal densification (oph.h): one
+//              hash per element instead of k; a text's words hashed once each
+enum class HashFamily : uint8_t { Native = 0, Datasketch = 1, Oph = 2 };
+constexpr int kNumHashFamilies = 3;
 
-// "native" / "datasketch"; false for any other name.
+// "native" / "datasketch" / "oph"; false for any other name.
 bool parse_hash_family(std::string_view name, HashFamily *out) noexcept;
 const char *hash_family_name(HashFamily family) noexcept;
 
 // The element hash of a family, over an element's (or shingle's) bytes:
-// XXH3-64 (hash_bytes) for Native, sha1_hash32 for Datasketch.
+// XXH3-64 (hash_bytes) for Native and Oph, sha1_hash32 for Datasketch.
 uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept;
 
 // Parameters of the k hash functions, derived deterministically from
@@ -72,5 +74,24 @@ Status signature_of_units(const PermutationFamily &family, const UnitText &units
 
 // Element-wise minimum: the signature of the union of the two sets.
 void signature_merge(uint32_t *into, const uint32_t *other, int num_perm) noexcept;
+
+// The native family's update kernels by instruction set (signature_impl.h).
+// Every kernel computes the same bits; the choice is speed only. By default
+// signature_update takes the widest this CPU runs, or the one the
+// environment variable MINHASH_SIMD names ("portable", "avx2", "avx512") when
+// the process starts; simd_use changes it for the whole process (the
+// PostgreSQL setting minhash.simd), so one host can measure each kernel.
+enum class SimdLevel : uint8_t { Portable = 0, Avx2 = 1, Avx512 = 2 };
+
+// The widest level this CPU runs.
+SimdLevel simd_best() noexcept;
+// Uses `level`, or the widest one below it this CPU runs; returns the level in use.
+SimdLevel simd_use(SimdLevel level) noexcept;
+// The level signature_update uses now.
+SimdLevel simd_in_use() noexcept;
+// What the process started with: MINHASH_SIMD if set and valid, else simd_best().
+SimdLevel simd_default() noexcept;
+bool parse_simd_level(std::string_view name, SimdLevel *out) noexcept;
+const char *simd_level_name(SimdLevel level) noexcept;
 
 }  // namespace minhash

@@ -7,10 +7,10 @@
 // functions and one key x broadcast to every lane:
 //   vpmuludq ×2  lo(a)·x for 4 + 4 functions, exact 64-bit products
 //   vpaddq ×2    + b, still exact mod 2^64
-//   vpsrlq+vpblendd  the eight high halves into one vector of 32-bit lanes
+//   vshufps      the eight high halves into one vector of 32-bit lanes
 //   vpmulld      hi(a)·x mod 2^32 for all eight at once
 //   vpaddd, vpminud  h_i(x), folded into the running minimum
-// Nine instructions (three multiplies) per key and eight functions, all in
+// Eight instructions (three multiplies) per key and eight functions, all in
 // registers: a pass over the signature takes a block of up to 16 keys, so
 // a_i, b_i and sig[i] are loaded, and sig[i] stored, once per block.
 #include <algorithm>
@@ -30,10 +30,18 @@ bool cpu_has_avx2() noexcept {
 
 namespace {
 
+// The high 32 bits of the 64-bit lanes of p (functions i..i+3) and q
+// (i+4..i+7), in the order (i, i+1, i+4, i+5, i+2, i+3, i+6, i+7).
+__attribute__((target("avx2"))) inline __m256i high_halves(__m256i p, __m256i q) {
+    return _mm256_castps_si256(
+        _mm256_shuffle_ps(_mm256_castsi256_ps(p), _mm256_castsi256_ps(q), 0xDD));
+}
+
 // Functions [i, i+8) over the keys x[0..NB). Lanes hold the functions
-// in the order L = (i, i+4, i+1, i+5, i+2, i+6, i+3, i+7), which is what
-// interleaving the high halves of two 4×64-bit vectors gives; one permute
-// per block restores the natural order.
+// in the order L = (i, i+1, i+4, i+5, i+2, i+3, i+6, i+7): vshufps picks
+// the high halves of two 4x64-bit vectors in that order, one shuffle (no
+// shift, no blend: port 5, while the multiplies and the minimum take ports
+// 0 and 1). One vpermq per block restores the natural order.
 template <size_t NB>
 __attribute__((target("avx2"))) inline void update8(const uint64_t *a, const uint64_t *b,
                                                     const uint32_t *x, uint32_t *sig) {
@@ -41,19 +49,17 @@ __attribute__((target("avx2"))) inline void update8(const uint64_t *a, const uin
     const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + 4));
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 4));
-    const __m256i a_hi = _mm256_blend_epi32(_mm256_srli_epi64(a0, 32), a1, 0xAA);  // hi(a), order L
+    const __m256i a_hi = high_halves(a0, a1);  // hi(a), order L
     __m256i m = _mm256_set1_epi32(-1);
     for (size_t j = 0; j < NB; ++j) {
         const __m256i xv = _mm256_set1_epi32(static_cast<int>(x[j]));
         // lo(a)·x + b, exact in 64 bits; its high halves in order L ...
         const __m256i p0 = _mm256_add_epi64(_mm256_mul_epu32(a0, xv), b0);
         const __m256i p1 = _mm256_add_epi64(_mm256_mul_epu32(a1, xv), b1);
-        const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(p0, 32), p1, 0xAA);
         // ... plus hi(a)·x mod 2^32 is h_i(x).
-        m = _mm256_min_epu32(m, _mm256_add_epi32(hi, _mm256_mullo_epi32(a_hi, xv)));
+        m = _mm256_min_epu32(m, _mm256_add_epi32(high_halves(p0, p1), _mm256_mullo_epi32(a_hi, xv)));
     }
-    const __m256i natural = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    const __m256i h = _mm256_permutevar8x32_epi32(m, natural);
+    const __m256i h = _mm256_permute4x64_epi64(m, 0xD8);  // 64-bit pairs 0, 2, 1, 3
     __m256i *s = reinterpret_cast<__m256i *>(sig);
     _mm256_storeu_si256(s, _mm256_min_epu32(_mm256_loadu_si256(s), h));
 }

@@ -60,5 +60,9 @@ bool cpu_has_avx512() noexcept;
 void signature_update_avx512(const PermutationFamily &family, const uint64_t *hashes, size_t n,
                              uint32_t *sig) noexcept;
 
+// The native kernel signature_update calls now (signature_dispatch.cpp).
+using UpdateFn = void (*)(const PermutationFamily &, const uint64_t *, size_t, uint32_t *) noexcept;
+UpdateFn native_kernel() noexcept;
+
 }  // namespace detail
 }  // namespace minhash

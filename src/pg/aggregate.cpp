@@ -149,7 +149,7 @@ minhash_agg_combine(PG_FUNCTION_ARGS)
 	if (a == NULL)
 		PG_RETURN_POINTER(copy_sig_to(aggcontext, b));
 
-	minhash_check_compatible(a, b);
+	minhash_check_mergeable(a, b, "minhash_agg");
 	minhash::signature_merge(a->values, b->values, a->num_perm);
 	PG_RETURN_POINTER(a);
 }
@@ -171,7 +171,7 @@ minhash_agg_deserial(PG_FUNCTION_ARGS)
 {
 	agg_context(fcinfo, "minhash_agg_deserial");
 	/* Validates header and size as for any stored signature. */
-	MinHashSig *sig = DatumGetMinHashSig(PG_GETARG_DATUM(0));
+	MinHashSig *sig = minhash_sig_detoast(PG_GETARG_DATUM(0));
 
 	if ((Pointer) sig == DatumGetPointer(PG_GETARG_DATUM(0)))
 		sig = copy_sig_to(CurrentMemoryContext, sig);
@@ -197,10 +197,11 @@ minhash_merge_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = agg_context(fcinfo, "minhash_merge_trans");
 	Datum		state_datum = PG_GETARG_DATUM(0);
-	MinHashSig *state = DatumGetMinHashSig(state_datum);
+	MinHashSig *state = minhash_sig_detoast(state_datum);
 	MinHashSig *next = PG_GETARG_MINHASH_P(1);
 
-	minhash_check_compatible(state, next);
+	/* an oph sketch merges as stored (undensified); compact signatures refuse */
+	minhash_check_mergeable(state, next, "minhash_merge_agg");
 	if ((Pointer) state == DatumGetPointer(state_datum) &&
 		GetMemoryChunkContext(state) != aggcontext)
 	{

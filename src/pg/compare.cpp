@@ -8,10 +8,14 @@
  * an operator class must order every value, and two signatures built
  * differently are simply not equal. The order has no meaning beyond being
  * total and stable: family, then seed (signed, as minhash_seed shows it),
- * then num_perm, then the values as unsigned integers, position by position.
+ * then num_perm, then the width (32 bits first), then the stored values as
+ * unsigned integers, position by position (an oph sketch undensified, as
+ * stored: equal means the same bytes, which is what the hash functions
+ * hash).
  */
 #include "pg/pg_prelude.h"
 
+#include "core/bbit.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -41,10 +45,28 @@ compare(const MinHashSig *a, const MinHashSig *b)
 		return (int64) a->seed < (int64) b->seed ? -1 : 1;
 	if (a->num_perm != b->num_perm)
 		return a->num_perm < b->num_perm ? -1 : 1;
+	if (MinHashSigWidth(a) != MinHashSigWidth(b))
+		return MinHashSigWidth(a) < MinHashSigWidth(b) ? -1 : 1;
 	k = a->num_perm;
+	if (MinHashSigWidth(a) == MINHASH_WIDTH_32)
+	{
+		for (int i = 0; i < k; i++)
+			if (a->values[i] != b->values[i])
+				return a->values[i] < b->values[i] ? -1 : 1;
+		return 0;
+	}
 	for (int i = 0; i < k; i++)
-		if (a->values[i] != b->values[i])
-			return a->values[i] < b->values[i] ? -1 : 1;
+	{
+		uint32		va,
+					vb;
+
+		minhash::widen_values((const char *) a->values + MINHASH_WIDTH_BYTES(MinHashSigWidth(a)) * i,
+							  1, (minhash::ValueWidth) MinHashSigWidth(a), &va);
+		minhash::widen_values((const char *) b->values + MINHASH_WIDTH_BYTES(MinHashSigWidth(b)) * i,
+							  1, (minhash::ValueWidth) MinHashSigWidth(b), &vb);
+		if (va != vb)
+			return va < vb ? -1 : 1;
+	}
 	return 0;
 }
 
@@ -104,7 +126,8 @@ minhash_cmp(PG_FUNCTION_ARGS)
 
 /*
  * The hash of everything equality compares: the bytes after the varlena
- * header (version, flags, num_perm, seed, values; the struct has no padding).
+ * header (version, flags, num_perm, seed, values at their width; the struct
+ * has no padding).
  * A detoasted signature always has a 4-byte header.
  */
 static_assert(offsetof(MinHashSig, values) == 16, "MinHashSig has no padding");

@@ -14,6 +14,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/citus/citus.h"
+#include "core/signature.h"
 #include "pg/minhash.h"
 
 extern "C" {
@@ -60,6 +61,48 @@ minhash_threshold(void)
 	return minhash_similarity_threshold;
 }
 
+/*
+ * minhash.simd: which kernel computes native signatures. Every kernel gives
+ * the same bits, so this is a matter of speed alone, for measuring the AVX2
+ * kernel on a host that also has AVX-512 (bench/). "auto" is what the core
+ * chose at start-up: the widest the CPU runs, or the environment variable
+ * MINHASH_SIMD.
+ */
+#define SIMD_AUTO (-1)
+
+static int	minhash_simd = SIMD_AUTO;
+
+static const struct config_enum_entry simd_options[] = {
+	{"auto", SIMD_AUTO, false},
+	{"portable", (int) minhash::SimdLevel::Portable, false},
+	{"avx2", (int) minhash::SimdLevel::Avx2, false},
+	{"avx512", (int) minhash::SimdLevel::Avx512, false},
+	{NULL, 0, false}
+};
+
+/* a kernel the CPU cannot run is refused, not silently replaced */
+static bool
+simd_check(int *newval, void **extra, GucSource source)
+{
+	(void) extra;
+	(void) source;
+	if (*newval != SIMD_AUTO && *newval > (int) minhash::simd_best())
+	{
+		GUC_check_errdetail("This CPU runs the %s kernel at most.",
+							minhash::simd_level_name(minhash::simd_best()));
+		return false;
+	}
+	return true;
+}
+
+static void
+simd_assign(int newval, void *extra)
+{
+	(void) extra;
+	minhash::simd_use(newval == SIMD_AUTO ? minhash::simd_default()
+					  : (minhash::SimdLevel) newval);
+}
+
 void
 minhash_guc_init(void)
 {
@@ -74,6 +117,14 @@ minhash_guc_init(void)
 							 0.5, 0.0, 1.0,
 							 PGC_USERSET, 0,
 							 NULL, threshold_assign, NULL);
+
+	DefineCustomEnumVariable("minhash.simd",
+							 "Selects the SIMD kernel that computes native signatures.",
+							 "auto, portable, avx2 or avx512; every kernel computes the same signatures.",
+							 &minhash_simd,
+							 SIMD_AUTO, simd_options,
+							 PGC_USERSET, 0,
+							 simd_check, simd_assign, NULL);
 
 	/* what the placeholder held, if PostgreSQL just dropped it */
 	if (copy != NULL && !(parse_real(copy, &v, 0, NULL) && v >= 0.0 && v <= 1.0))

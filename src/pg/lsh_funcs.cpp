@@ -105,12 +105,15 @@ check_bands(int num_perm, int32 bands, int32 rows, int32 depth)
 static Datum
 band_keys(MinHashSig *sig, int32 bands, int32 rows, int32 depth)
 {
+	uint32		values[MINHASH_MAX_NUM_PERM];
 	Datum	   *elems;
 
 	check_bands(sig->num_perm, bands, rows, depth);
+	/* the values comparisons see: an oph sketch densified, compact values widened */
+	minhash_sig_values32(sig, values);
 	elems = (Datum *) palloc(sizeof(Datum) * bands);
 	for (int b = 0; b < bands; b++)
-		elems[b] = Int64GetDatum((int64) minhash::band_hash(sig->values + (size_t) b * rows, depth, b));
+		elems[b] = Int64GetDatum((int64) minhash::band_hash(values + (size_t) b * rows, depth, b));
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, bands, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
 }
 

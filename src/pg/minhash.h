@@ -32,21 +32,31 @@ struct UnitText;
 }
 
 /*
- * The minhash varlena. Layout (version 1), all little-endian on disk as the
- * server's native order:
+ * The minhash varlena. Layout (format version 1), all little-endian on disk
+ * as the server's native order:
  *   int32  vl_len_    varlena header
  *   uint8  version    MINHASH_FORMAT_VERSION
- *   uint8  flags      low 4 bits: the hash family (minhash::HashFamily);
- *                     high 4 bits 0 (reserved)
+ *   uint8  flags      bits 0-3: the hash family (minhash::HashFamily);
+ *                     bits 4-5: the value width (minhash::ValueWidth: 0 =
+ *                     32 bits, 1 = 16, 2 = 8); bits 6-7 0 (reserved)
  *   uint16 num_perm   k, 1..MINHASH_MAX_NUM_PERM (1024)
  *   uint64 seed       seed of the hash family
- *   uint32 values[k]  the minima
+ *   values            k minima: uint32, or their low 16 or 8 bits packed
+ *                     as uint16 or uint8 (a compact signature, core/bbit.h)
  * The type is declared with ALIGNMENT = double so seed is 8-aligned once detoasted.
  *
  * Version 1.0 of the extension wrote flags = 0 and had one family, the
- * native one, which is family 0: every 1.0 signature (on disk, in text or
- * binary form) reads as a native signature without conversion, and the
- * format version stays 1.
+ * native one, which is family 0, and one width, 32 bits, which is width 0:
+ * every 1.0 and 1.1 signature (on disk, in text or binary form) reads as
+ * before without conversion, and the format version stays 1. A library
+ * older than the flags it meets refuses the value (invalid flags) rather
+ * than misreading it.
+ *
+ * The oph family (core/oph.h) stores at 32 bits its undensified sketch: an
+ * empty bin holds kEmptyValue (UINT32_MAX). Comparisons densify it first
+ * (minhash_sig_values32), so the union of two sketches, the element-wise
+ * minimum, stays exact (|, minhash_merge_agg). A compact oph signature is
+ * densified before its values are narrowed: compact signatures never merge.
  */
 typedef struct MinHashSig
 {
@@ -60,19 +70,47 @@ typedef struct MinHashSig
 
 #define MINHASH_FORMAT_VERSION 1
 #define MINHASH_FLAGS_FAMILY_MASK 0x0F
+#define MINHASH_FLAGS_WIDTH_SHIFT 4
+#define MINHASH_FLAGS_WIDTH_MASK 0x30
 /* families 0 .. MINHASH_NUM_FAMILIES-1 exist (mirrors minhash::kNumHashFamilies) */
-#define MINHASH_NUM_FAMILIES 2
+#define MINHASH_NUM_FAMILIES 3
 #define MINHASH_FAMILY_NATIVE 0
 #define MINHASH_FAMILY_DATASKETCH 1
+#define MINHASH_FAMILY_OPH 2
+/* widths 0 .. MINHASH_NUM_WIDTHS-1 (mirrors minhash::kNumValueWidths) */
+#define MINHASH_NUM_WIDTHS 3
+#define MINHASH_WIDTH_32 0
 #define MinHashSigFamily(sig) ((int) ((sig)->flags & MINHASH_FLAGS_FAMILY_MASK))
+#define MinHashSigWidth(sig) ((int) (((sig)->flags & MINHASH_FLAGS_WIDTH_MASK) >> MINHASH_FLAGS_WIDTH_SHIFT))
+#define MINHASH_WIDTH_BYTES(w) ((Size) 4 >> (w))
+/* bits kept of each value: 32, 16, 8 */
+#define MINHASH_WIDTH_BITS(w) (32 >> (w))
 #define MINHASH_SIG_SIZE(k) (offsetof(MinHashSig, values) + sizeof(uint32) * (k))
+#define MINHASH_SIG_SIZE_W(k, w) (offsetof(MinHashSig, values) + MINHASH_WIDTH_BYTES(w) * (k))
 /* Mirrors minhash::kMinNumPerm/kMaxNumPerm for code that does not include the core. */
 #define MINHASH_MIN_NUM_PERM 1
 #define MINHASH_MAX_NUM_PERM 1024
 
-/* Detoasts and checks version and size: a damaged datum is an error, not a crash. */
-#define DatumGetMinHashSig(d) minhash_sig_detoast(d)
-#define PG_GETARG_MINHASH_P(n) DatumGetMinHashSig(PG_GETARG_DATUM(n))
+/*
+ * The typmod minhash(k) or minhash(k, bits): k in the low 16 bits, the
+ * width code above them, so that 1.0's and 1.1's typmods (k alone) mean
+ * 32-bit values as they always did.
+ */
+#define MINHASH_TYPMOD(k, w) ((int32) ((k) | ((w) << 16)))
+#define MinHashTypmodNumPerm(t) ((int) ((t) & 0xFFFF))
+#define MinHashTypmodWidth(t) ((int) ((t) >> 16))
+
+/*
+ * Two ways to read a signature datum:
+ *  - PG_GETARG_MINHASH_P / minhash_sig_detoast: as stored (any family and
+ *    width; oph undensified), header and size checked;
+ *  - DatumGetMinHashSig / minhash_sig_index_form: 32-bit values as the lsh
+ *    index and the pairs functions read them through sig->values: an oph
+ *    sketch densified (a copy), a compact signature refused (0A000), as
+ *    those have no index form yet.
+ */
+#define DatumGetMinHashSig(d) minhash_sig_index_form(d)
+#define PG_GETARG_MINHASH_P(n) minhash_sig_detoast(PG_GETARG_DATUM(n))
 #define PG_RETURN_MINHASH_P(x) PG_RETURN_POINTER(x)
 
 /* src/pg/sig.cpp */
@@ -80,10 +118,13 @@ typedef struct MinHashSig
 /* palloc'd, zeroed signature with header filled in, values set to the empty set's */
 MinHashSig *minhash_sig_alloc(int num_perm, uint64 seed, int family);
 
-/* true if flags is a valid flags byte (a known family, reserved bits 0) */
+/* the same at a width (minhash::ValueWidth code); compact values left 0 */
+MinHashSig *minhash_sig_alloc_width(int num_perm, uint64 seed, int family, int width);
+
+/* true if flags is a valid flags byte (a known family and width, reserved bits 0) */
 bool		minhash_flags_valid(int flags);
 
-/* "native", "datasketch" */
+/* "native", "datasketch", "oph" */
 const char *minhash_family_name(int family);
 
 /*
@@ -93,11 +134,42 @@ const char *minhash_family_name(int family);
 int			minhash_family_arg(Datum family_enum);
 void		minhash_check_family_seed(int family, uint64 seed);
 
-/* ERRCODE_INVALID_PARAMETER_VALUE unless a and b have the same family, k and seed */
+/* the width code of a bits argument (8, 16 or 32), else ERRCODE_INVALID_PARAMETER_VALUE */
+int			minhash_width_arg(int64 bits);
+
+/*
+ * ERRCODE_INVALID_PARAMETER_VALUE unless a and b have the same family, k,
+ * seed and width
+ */
 void minhash_check_compatible(const MinHashSig *a, const MinHashSig *b);
+
+/*
+ * ERRCODE_INVALID_PARAMETER_VALUE unless a and b can be merged (compatible,
+ * 32-bit): what names the operation (|, minhash_merge_agg) in the message
+ */
+void		minhash_check_mergeable(const MinHashSig *a, const MinHashSig *b, const char *what);
 
 /* PG_DETOAST_DATUM plus ERRCODE_DATA_CORRUPTED if the header is not a valid version 1 */
 MinHashSig *minhash_sig_detoast(Datum d);
+
+/* the 32-bit, densified form the lsh index reads (see DatumGetMinHashSig) */
+MinHashSig *minhash_sig_index_form(Datum d);
+
+/*
+ * The values comparisons see, widened to 32 bits into out (num_perm
+ * entries): an oph sketch densified, compact values zero-extended.
+ */
+void		minhash_sig_values32(const MinHashSig *sig, uint32 *out);
+
+/* The signature at a narrower (or equal) width: a palloc'd copy, or sig itself */
+MinHashSig *minhash_sig_narrow(const MinHashSig *sig, int width);
+
+/*
+ * The similarity estimate of two compatible signatures (checked here): the
+ * share of equal values, corrected for chance collisions at 16 and 8 bits
+ * (core/bbit.h).
+ */
+double		minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b);
 
 /* ERRCODE_INVALID_PARAMETER_VALUE unless MINHASH_MIN_NUM_PERM <= num_perm <= MINHASH_MAX_NUM_PERM */
 void minhash_check_num_perm(int num_perm);

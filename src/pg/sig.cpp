@@ -4,7 +4,10 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "core/bbit.h"
 #include "core/datasketch.h"
+#include "core/jaccard.h"
+#include "core/oph.h"
 #include "core/signature.h"
 #include "pg/minhash.h"
 
@@ -20,14 +23,21 @@ static_assert(MINHASH_MIN_NUM_PERM == minhash::kMinNumPerm &&
 
 static_assert(MINHASH_NUM_FAMILIES == minhash::kNumHashFamilies,
 			  "the glue's family count mirrors the core's");
-static_assert(MINHASH_FAMILY_DATASKETCH == (int) minhash::HashFamily::Datasketch,
+static_assert(MINHASH_FAMILY_DATASKETCH == (int) minhash::HashFamily::Datasketch &&
+				  MINHASH_FAMILY_OPH == (int) minhash::HashFamily::Oph,
 			  "family numbers are stored on disk: the glue and the core agree");
+static_assert(MINHASH_NUM_WIDTHS == minhash::kNumValueWidths &&
+				  MINHASH_WIDTH_32 == (int) minhash::ValueWidth::Bits32 &&
+				  MINHASH_WIDTH_BITS((int) minhash::ValueWidth::Bits16) == 16 &&
+				  MINHASH_WIDTH_BITS((int) minhash::ValueWidth::Bits8) == 8,
+			  "width codes are stored on disk: the glue and the core agree");
 
 bool
 minhash_flags_valid(int flags)
 {
-	return (flags & ~MINHASH_FLAGS_FAMILY_MASK) == 0 &&
-		(flags & MINHASH_FLAGS_FAMILY_MASK) < MINHASH_NUM_FAMILIES;
+	return (flags & ~(MINHASH_FLAGS_FAMILY_MASK | MINHASH_FLAGS_WIDTH_MASK)) == 0 &&
+		(flags & MINHASH_FLAGS_FAMILY_MASK) < MINHASH_NUM_FAMILIES &&
+		((flags & MINHASH_FLAGS_WIDTH_MASK) >> MINHASH_FLAGS_WIDTH_SHIFT) < MINHASH_NUM_WIDTHS;
 }
 
 const char *
@@ -47,7 +57,7 @@ minhash_family_arg(Datum family_enum)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown minhash hash family \"%s\"", label),
-				 errhint("Valid families are \"native\" and \"datasketch\".")));
+				 errhint("Valid families are \"native\", \"datasketch\" and \"oph\".")));
 	pfree(label);
 	return (int) family;
 }
@@ -62,6 +72,37 @@ minhash_check_family_seed(int family, uint64 seed)
 						(long long) (int64) seed),
 				 errdetail("datasketch seeds NumPy's RandomState, which takes 0 to %llu.",
 						   (unsigned long long) minhash::kMaxDatasketchSeed)));
+}
+
+int
+minhash_width_arg(int64 bits)
+{
+	minhash::ValueWidth w;
+
+	if (bits < 0 || bits > 64 || !minhash::width_of_bits((int) bits, &w))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bits must be 8, 16 or 32, not %lld", (long long) bits),
+				 errhint("A signature keeps the low 8, 16 or 32 bits of each value.")));
+	return (int) w;
+}
+
+MinHashSig *
+minhash_sig_alloc_width(int num_perm, uint64 seed, int family, int width)
+{
+	Size		size;
+	MinHashSig *sig;
+
+	if (width == MINHASH_WIDTH_32)
+		return minhash_sig_alloc(num_perm, seed, family);
+	size = MINHASH_SIG_SIZE_W(num_perm, width);
+	sig = (MinHashSig *) palloc0(size);
+	SET_VARSIZE(sig, size);
+	sig->version = MINHASH_FORMAT_VERSION;
+	sig->flags = (uint8) (family | (width << MINHASH_FLAGS_WIDTH_SHIFT));
+	sig->num_perm = (uint16) num_perm;
+	sig->seed = seed;
+	return sig;
 }
 
 MinHashSig *
@@ -97,7 +138,7 @@ minhash_check_compatible(const MinHashSig *a, const MinHashSig *b)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("minhash signatures have different hash families"),
-				 errdetail("The first is a %s signature, the second a %s signature.",
+				 errdetail("The first is a signature of the %s family, the second of the %s family.",
 						   minhash_family_name(MinHashSigFamily(a)),
 						   minhash_family_name(MinHashSigFamily(b))),
 				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed; "
@@ -117,7 +158,34 @@ minhash_check_compatible(const MinHashSig *a, const MinHashSig *b)
 				 errdetail("The first has seed %lld, the second %lld.",
 						   (long long) (int64) a->seed, (long long) (int64) b->seed),
 				 errhint("Signatures are comparable only when built with the same num_perm and seed.")));
+	/* Chance collisions depend on the width: the estimate needs one. */
+	if (MinHashSigWidth(a) != MinHashSigWidth(b))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("minhash signatures have different widths"),
+				 errdetail("The first keeps %d bits of each value, the second %d.",
+						   MINHASH_WIDTH_BITS(MinHashSigWidth(a)),
+						   MINHASH_WIDTH_BITS(MinHashSigWidth(b))),
+				 errhint("Cast the wider one to minhash(%d, %d): an explicit cast keeps the low bits of each value.",
+						 (int) a->num_perm,
+						 MINHASH_WIDTH_BITS(Max(MinHashSigWidth(a), MinHashSigWidth(b))))));
 }
+
+void
+minhash_check_mergeable(const MinHashSig *a, const MinHashSig *b, const char *what)
+{
+	minhash_check_compatible(a, b);
+	/* min(low bits) is not the low bits of the min: compact values do not merge */
+	if (MinHashSigWidth(a) != MINHASH_WIDTH_32)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s cannot merge %d-bit minhash signatures", what,
+						MINHASH_WIDTH_BITS(MinHashSigWidth(a))),
+				 errdetail("The union of two sets needs the whole 32-bit minima; a compact signature keeps only their low bits."),
+				 errhint("Merge 32-bit signatures, then cast the union to minhash(%d, %d).",
+						 (int) a->num_perm, MINHASH_WIDTH_BITS(MinHashSigWidth(a)))));
+}
+
 
 MinHashSig *
 minhash_sig_detoast(Datum d)
@@ -128,7 +196,7 @@ minhash_sig_detoast(Datum d)
 	if (size < MINHASH_SIG_SIZE(0) ||
 		sig->version != MINHASH_FORMAT_VERSION || !minhash_flags_valid(sig->flags) ||
 		sig->num_perm < MINHASH_MIN_NUM_PERM || sig->num_perm > MINHASH_MAX_NUM_PERM ||
-		size != MINHASH_SIG_SIZE(sig->num_perm))
+		size != MINHASH_SIG_SIZE_W(sig->num_perm, MinHashSigWidth(sig)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid minhash signature"),
@@ -136,6 +204,95 @@ minhash_sig_detoast(Datum d)
 						   size >= MINHASH_SIG_SIZE(0) ? (int) sig->version : -1,
 						   size >= MINHASH_SIG_SIZE(0) ? (int) sig->flags : -1)));
 	return sig;
+}
+
+/* oph_densify needs the family of (k, seed) */
+static void
+densify(const MinHashSig *sig, uint32 *out)
+{
+	minhash::OphFamily family;
+
+	minhash::init_oph_family(&family, sig->num_perm, sig->seed);
+	minhash::oph_densify(family, sig->values, out);
+}
+
+void
+minhash_sig_values32(const MinHashSig *sig, uint32 *out)
+{
+	int			width = MinHashSigWidth(sig);
+
+	if (width != MINHASH_WIDTH_32)
+		minhash::widen_values(sig->values, sig->num_perm, (minhash::ValueWidth) width, out);
+	else if (MinHashSigFamily(sig) == MINHASH_FAMILY_OPH)
+		densify(sig, out);
+	else
+		memcpy(out, sig->values, sizeof(uint32) * sig->num_perm);
+}
+
+MinHashSig *
+minhash_sig_index_form(Datum d)
+{
+	MinHashSig *sig = minhash_sig_detoast(d);
+	MinHashSig *dense;
+
+	if (MinHashSigWidth(sig) != MINHASH_WIDTH_32)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh indexes and all-pairs searches do not take %d-bit minhash signatures yet",
+						MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
+				 errhint("Index, or search, the 32-bit signatures (minhash(...) without bits); cast them to minhash(%d, %d) where they are stored.",
+						 (int) sig->num_perm, MINHASH_WIDTH_BITS(MinHashSigWidth(sig)))));
+	if (MinHashSigFamily(sig) != MINHASH_FAMILY_OPH)
+		return sig;
+	dense = (MinHashSig *) palloc(VARSIZE(sig));
+	memcpy(dense, sig, offsetof(MinHashSig, values));
+	densify(sig, dense->values);
+	return dense;
+}
+
+MinHashSig *
+minhash_sig_narrow(const MinHashSig *sig, int width)
+{
+	int			from = MinHashSigWidth(sig);
+	MinHashSig *out;
+
+	Assert(width >= from);
+	if (width == from)
+		return (MinHashSig *) sig;
+	out = minhash_sig_alloc_width(sig->num_perm, sig->seed, MinHashSigFamily(sig), width);
+	if (from == MINHASH_WIDTH_32)
+	{
+		uint32		values[MINHASH_MAX_NUM_PERM];
+
+		minhash_sig_values32(sig, values);	/* oph: densified before narrowing */
+		minhash::narrow_values(values, sig->num_perm, (minhash::ValueWidth) width, out->values);
+	}
+	else
+		minhash::renarrow_values(sig->values, sig->num_perm, (minhash::ValueWidth) from,
+								 (minhash::ValueWidth) width, out->values);
+	return out;
+}
+
+double
+minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b)
+{
+	int			width = MinHashSigWidth(a);
+	int			k = a->num_perm;
+	int			same;
+
+	minhash_check_compatible(a, b);
+	if (MinHashSigFamily(a) == MINHASH_FAMILY_OPH && width == MINHASH_WIDTH_32)
+	{
+		uint32		da[MINHASH_MAX_NUM_PERM];
+		uint32		db[MINHASH_MAX_NUM_PERM];
+
+		densify(a, da);
+		densify(b, db);
+		same = minhash::matching_values(da, db, k);
+	}
+	else
+		same = minhash::matching_packed(a->values, b->values, k, (minhash::ValueWidth) width);
+	return minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(width));
 }
 
 const minhash::PermutationFamily *

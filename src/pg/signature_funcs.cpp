@@ -1,12 +1,16 @@
 /*
- * minhash(doc text, ...) and minhash(anyarray, ...): build a signature.
+ * minhash(doc text, ...) and minhash(anyarray, ...): build a signature, in
+ * any family (native, datasketch, oph) and at any width (bits => 32, 16, 8:
+ * the 32-bit signature narrowed to its values' low bits, core/bbit.h).
  *
  * Both cache the hash family in fn_extra: it depends only on (num_perm, seed),
  * which are constants in nearly every query, and deriving it costs 2·k 64-bit
- * mixes -- as much as hashing a short document.
+ * mixes -- as much as hashing a short document. (The oph family derives one
+ * key from the seed: nothing to cache.)
  */
 #include "pg/pg_prelude.h"
 
+#include "core/oph.h"
 #include "core/signature.h"
 #include "pg/core_call.h"
 #include "pg/minhash.h"
@@ -22,6 +26,9 @@ PG_FUNCTION_INFO_V1(minhash_text_config);
 PG_FUNCTION_INFO_V1(minhash_unknown);
 PG_FUNCTION_INFO_V1(minhash_array);
 PG_FUNCTION_INFO_V1(minhash_array_family);
+PG_FUNCTION_INFO_V1(minhash_text_bits);
+PG_FUNCTION_INFO_V1(minhash_text_config_bits);
+PG_FUNCTION_INFO_V1(minhash_array_bits);
 }
 
 /* fn_extra of both functions */
@@ -60,15 +67,54 @@ call_family(FunctionCallInfo fcinfo, int32 num_perm, uint64 seed, int kind)
 	return minhash_family(fcinfo->flinfo->fn_mcxt, &cache->family, num_perm, seed, kind);
 }
 
-/* The signature of one document; fcinfo only provides the family cache. */
+/* The oph family for a call (one mix of the seed) */
+static minhash::OphFamily
+call_oph(int32 num_perm, uint64 seed)
+{
+	minhash::OphFamily family;
+
+	minhash_check_num_perm(num_perm);
+	minhash::init_oph_family(&family, num_perm, seed);
+	return family;
+}
+
+[[noreturn]] static void
+document_too_large(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("document too large to shingle")));
+}
+
+/*
+ * The signature of one document at a width (a minhash::ValueWidth code);
+ * fcinfo only provides the family cache.
+ */
 static MinHashSig *
 sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
-			  int32 num_perm, uint64 seed, int kind)
+			  int32 num_perm, uint64 seed, int kind, int width = MINHASH_WIDTH_32)
 {
-	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
 	size_t		len;
 	const char *utf8;
 	MinHashSig *sig;
+
+	if (kind == MINHASH_FAMILY_OPH)
+	{
+		const minhash::OphFamily family = call_oph(num_perm, seed);
+
+		utf8 = minhash_doc_utf8(doc, &len);
+		sig = minhash_sig_alloc(num_perm, seed, kind);
+		/* the undensified sketch, started over after an interrupt */
+		if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+				minhash::signature_init(sig->values, family.num_bins);
+				return minhash::oph_sketch_of_text(family, std::string_view(utf8, len), spec,
+												   sig->values, interrupt);
+			}) != minhash::Status::Ok)
+			document_too_large();
+		return minhash_sig_narrow(sig, width);
+	}
+
+	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
 
 	utf8 = minhash_doc_utf8(doc, &len);
 	sig = minhash_sig_alloc(num_perm, seed, kind);
@@ -79,10 +125,8 @@ sign_document(FunctionCallInfo fcinfo, text *doc, minhash::ShingleSpec spec,
 			return minhash::signature_of_text(*family, std::string_view(utf8, len), spec,
 											  sig->values, interrupt);
 		}) != minhash::Status::Ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("document too large to shingle")));
-	return sig;
+		document_too_large();
+	return minhash_sig_narrow(sig, width);
 }
 
 extern "C" Datum
@@ -109,6 +153,35 @@ minhash_text_family(PG_FUNCTION_ARGS)
 									  seed_arg(fcinfo, 5), kind));
 }
 
+/* The signature of the k-lexeme shingles of lx (lexemes.cpp) at a width */
+static MinHashSig *
+sign_lexemes(FunctionCallInfo fcinfo, const LexemeText *lx, int k, int32 num_perm, uint64 seed,
+			 int kind, int width)
+{
+	MinHashSig *sig;
+
+	if (kind == MINHASH_FAMILY_OPH)
+	{
+		const minhash::OphFamily family = call_oph(num_perm, seed);
+		minhash::UnitText units = minhash_lexeme_units(lx);
+
+		sig = minhash_sig_alloc(num_perm, seed, kind);
+		/* Allocates nothing: Ok, or Interrupted and started over until Ok. */
+		call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+			minhash::signature_init(sig->values, family.num_bins);
+			return minhash::oph_sketch_of_units(family, units, k, sig->values, interrupt);
+		});
+	}
+	else
+	{
+		const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
+
+		sig = minhash_sig_alloc(num_perm, seed, kind);
+		minhash_lexeme_signature(lx, k, family, sig->values);
+	}
+	return minhash_sig_narrow(sig, width);
+}
+
 /*
  * minhash(doc, config, k, num_perm, seed, family): words are the lexemes of
  * to_tsvector(config, doc) (lexemes.cpp).
@@ -122,14 +195,46 @@ minhash_text_config(PG_FUNCTION_ARGS)
 	int32		num_perm = PG_GETARG_INT32(3);
 	uint64		seed = seed_arg(fcinfo, 4);
 	int			kind = minhash_family_arg(PG_GETARG_DATUM(5));
-	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
 	LexemeText	lx;
-	MinHashSig *sig;
 
+	minhash_check_num_perm(num_perm);
+	minhash_check_family_seed(kind, seed);
 	minhash_lexemes(cfg, doc, &lx);
-	sig = minhash_sig_alloc(num_perm, seed, kind);
-	minhash_lexeme_signature(&lx, k, family, sig->values);
-	PG_RETURN_MINHASH_P(sig);
+	PG_RETURN_MINHASH_P(sign_lexemes(fcinfo, &lx, k, num_perm, seed, kind, MINHASH_WIDTH_32));
+}
+
+/* minhash(doc, config, bits, family, k, num_perm, seed) */
+extern "C" Datum
+minhash_text_config_bits(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	Oid			cfg = PG_GETARG_OID(1);
+	int			width = minhash_width_arg(PG_GETARG_INT64(2));
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(3));
+	int			k = minhash_lexeme_k(PG_GETARG_INT32(4));
+	int32		num_perm = PG_GETARG_INT32(5);
+	uint64		seed = seed_arg(fcinfo, 6);
+	LexemeText	lx;
+
+	minhash_check_num_perm(num_perm);
+	minhash_check_family_seed(kind, seed);
+	minhash_lexemes(cfg, doc, &lx);
+	PG_RETURN_MINHASH_P(sign_lexemes(fcinfo, &lx, k, num_perm, seed, kind, width));
+}
+
+/* minhash(doc, bits, family, unit, k, num_perm, seed) */
+extern "C" Datum
+minhash_text_bits(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	int			width = minhash_width_arg(PG_GETARG_INT64(1));
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(2));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(3), PG_GETARG_INT32(4));
+
+	minhash_warn_large_k(PG_GETARG_INT32(4), PG_GETARG_TEXT_PP(3),
+						 &signature_cache(fcinfo)->warned_k);
+	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(5),
+									  seed_arg(fcinfo, 6), kind, width));
 }
 
 /*
@@ -153,10 +258,12 @@ minhash_unknown(PG_FUNCTION_ARGS)
 #define HASH_BATCH 256
 
 static MinHashSig *
-sign_array(FunctionCallInfo fcinfo, ArrayType *arr, int32 num_perm, uint64 seed, int kind)
+sign_array(FunctionCallInfo fcinfo, ArrayType *arr, int32 num_perm, uint64 seed, int kind,
+		   int width = MINHASH_WIDTH_32)
 {
 	SignatureCache *cache = signature_cache(fcinfo);
-	const minhash::PermutationFamily *family = call_family(fcinfo, num_perm, seed, kind);
+	const minhash::PermutationFamily *family = NULL;
+	minhash::OphFamily oph = {};
 	MinHashSig *sig;
 	ArrayIterator it;
 	Datum		value;
@@ -164,6 +271,10 @@ sign_array(FunctionCallInfo fcinfo, ArrayType *arr, int32 num_perm, uint64 seed,
 	uint64		hashes[HASH_BATCH];
 	size_t		n = 0;
 
+	if (kind == MINHASH_FAMILY_OPH)
+		oph = call_oph(num_perm, seed);
+	else
+		family = call_family(fcinfo, num_perm, seed, kind);
 	if (!cache->have_elem || cache->elem.typid != ARR_ELEMTYPE(arr))
 	{
 		element_text_init(&cache->elem, ARR_ELEMTYPE(arr), fcinfo->flinfo->fn_mcxt);
@@ -180,15 +291,20 @@ sign_array(FunctionCallInfo fcinfo, ArrayType *arr, int32 num_perm, uint64 seed,
 		hashes[n++] = element_hash(&cache->elem, value, kind);
 		if (n == HASH_BATCH)
 		{
-			minhash::signature_update(*family, hashes, n, sig->values);
+			if (family != NULL)
+				minhash::signature_update(*family, hashes, n, sig->values);
+			else
+				minhash::oph_update(oph, hashes, n, sig->values);
 			n = 0;
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
-	if (n > 0)
+	if (n > 0 && family != NULL)
 		minhash::signature_update(*family, hashes, n, sig->values);
+	else if (n > 0)
+		minhash::oph_update(oph, hashes, n, sig->values);
 	array_free_iterator(it);
-	return sig;
+	return minhash_sig_narrow(sig, width);
 }
 
 extern "C" Datum
@@ -206,4 +322,15 @@ minhash_array_family(PG_FUNCTION_ARGS)
 
 	PG_RETURN_MINHASH_P(sign_array(fcinfo, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_INT32(2),
 								   seed_arg(fcinfo, 3), kind));
+}
+
+/* minhash(elements, bits, family, num_perm, seed) */
+extern "C" Datum
+minhash_array_bits(PG_FUNCTION_ARGS)
+{
+	int			width = minhash_width_arg(PG_GETARG_INT64(1));
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(2));
+
+	PG_RETURN_MINHASH_P(sign_array(fcinfo, PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_INT32(3),
+								   seed_arg(fcinfo, 4), kind, width));
 }

@@ -3,13 +3,16 @@
  * % <%> | %>=, minhash_similar(sig, q, t), and the accessors. (Exact equality
  * and order, = <> < <= > >=, are in compare.cpp.)
  *
- * Every binary function requires the same family, num_perm and seed: positions of
- * signatures from different hash families carry no information about each
- * other, so "not similar" would be a silent wrong answer.
+ * Every binary function requires the same family, num_perm, seed and width:
+ * positions of signatures from different hash families carry no information
+ * about each other, so "not similar" would be a silent wrong answer, and
+ * the estimate corrects for chance collisions of the width both share
+ * (minhash_sig_estimate, sig.cpp).
  */
 #include "pg/pg_prelude.h"
 
 #include "core/jaccard.h"
+#include "core/oph.h"
 #include "core/signature.h"
 #include "pg/minhash.h"
 
@@ -28,6 +31,7 @@ PG_FUNCTION_INFO_V1(minhash_cardinality);
 PG_FUNCTION_INFO_V1(minhash_num_perm);
 PG_FUNCTION_INFO_V1(minhash_seed);
 PG_FUNCTION_INFO_V1(minhash_sig_family);
+PG_FUNCTION_INFO_V1(minhash_sig_bits);
 }
 
 static double
@@ -36,8 +40,7 @@ estimate(FunctionCallInfo fcinfo)
 	MinHashSig *a = PG_GETARG_MINHASH_P(0);
 	MinHashSig *b = PG_GETARG_MINHASH_P(1);
 
-	minhash_check_compatible(a, b);
-	return minhash::jaccard_estimate(a->values, b->values, a->num_perm);
+	return minhash_sig_estimate(a, b);
 }
 
 extern "C" Datum
@@ -104,9 +107,8 @@ minhash_similar_query(PG_FUNCTION_ARGS)
 
 	if (!minhash_query_fields(PG_GETARG_DATUM(1), &q, &t))
 		PG_RETURN_NULL();
-	b = DatumGetMinHashSig(q);
-	minhash_check_compatible(a, b);
-	PG_RETURN_BOOL(minhash::jaccard_estimate(a->values, b->values, a->num_perm) >= t);
+	b = minhash_sig_detoast(q);
+	PG_RETURN_BOOL(minhash_sig_estimate(a, b) >= t);
 }
 
 /* a <%> b: the Jaccard distance, for ORDER BY ... LIMIT */
@@ -116,7 +118,10 @@ minhash_distance(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(1.0 - estimate(fcinfo));
 }
 
-/* a | b: the element-wise minimum is exactly the signature of the union */
+/*
+ * a | b: the element-wise minimum is exactly the signature of the union (of
+ * an oph sketch too: it is stored undensified); compact signatures refuse.
+ */
 extern "C" Datum
 minhash_merge(PG_FUNCTION_ARGS)
 {
@@ -124,7 +129,7 @@ minhash_merge(PG_FUNCTION_ARGS)
 	MinHashSig *b = PG_GETARG_MINHASH_P(1);
 	MinHashSig *result;
 
-	minhash_check_compatible(a, b);
+	minhash_check_mergeable(a, b, "|");
 	result = minhash_sig_alloc(a->num_perm, a->seed, MinHashSigFamily(a));
 	memcpy(result->values, a->values, sizeof(uint32) * a->num_perm);
 	minhash::signature_merge(result->values, b->values, a->num_perm);
@@ -136,7 +141,25 @@ minhash_cardinality(PG_FUNCTION_ARGS)
 {
 	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
 
+	/* the estimate reads the size of the minima, which compact values lose */
+	if (MinHashSigWidth(sig) != MINHASH_WIDTH_32)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("minhash_cardinality needs 32-bit signature values"),
+				 errdetail("This signature keeps the low %d bits of each value; the estimate reads how small the minima are.",
+						   MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
+				 errhint("Estimate from the 32-bit signature, before the cast to minhash(%d, %d).",
+						 (int) sig->num_perm, MINHASH_WIDTH_BITS(MinHashSigWidth(sig)))));
+	if (MinHashSigFamily(sig) == MINHASH_FAMILY_OPH)
+		PG_RETURN_FLOAT8(minhash::oph_cardinality_estimate(sig->values, sig->num_perm));
 	PG_RETURN_FLOAT8(minhash::cardinality_estimate(sig->values, sig->num_perm));
+}
+
+/* minhash_bits(sig): 32, or 16 or 8 for a compact signature */
+extern "C" Datum
+minhash_sig_bits(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(MINHASH_WIDTH_BITS(MinHashSigWidth(PG_GETARG_MINHASH_P(0))));
 }
 
 extern "C" Datum

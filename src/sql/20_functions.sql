@@ -90,6 +90,10 @@ CREATE FUNCTION minhash_seed(sig minhash) RETURNS bigint
     AS 'MODULE_PATHNAME', 'minhash_seed' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_seed(minhash) IS 'seed of the hash family of a signature';
 
+CREATE FUNCTION minhash_bits(sig minhash) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_sig_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_bits(minhash) IS 'bits kept of each value of a signature: 32, or 16 or 8 (compact)';
+
 CREATE FUNCTION minhash_to_array(sig minhash) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'minhash_to_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_to_array(minhash) IS 'the values of a signature, for export';

@@ -4,9 +4,10 @@
 -- family; signatures of different families are never compared.
 --   native      XXH3-64 + multiply-add-shift (the default, 1.0's only family)
 --   datasketch  datasketch.MinHash(num_perm, seed) bit for bit
+--   oph         one-permutation hashing with optimal densification
 -- ---------------------------------------------------------------------------
 
-CREATE TYPE minhash_family AS ENUM ('native', 'datasketch');
+CREATE TYPE minhash_family AS ENUM ('native', 'datasketch', 'oph');
 COMMENT ON TYPE minhash_family IS 'hash family of a MinHash signature';
 
 -- The family comes second and has no default, so minhash(doc) and
@@ -75,3 +76,44 @@ CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS 
     AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS
     'distinct k-lexeme shingles of to_tsvector(config, doc), in order of first appearance (k = 0: 5)';
+
+-- ---------------------------------------------------------------------------
+-- Compact signatures (docs/sql.md, "Compact signatures"): bits => 16 or 8
+-- keeps the low bits of each value. Named, never positional: bits has no
+-- default, so calls without it resolve as before; it is bigint, so that a
+-- positional integer still goes to the int4 parameter of the older
+-- overloads (minhash(body, 16) to the hint overload minhash(text, integer,
+-- ...), minhash(arr, 64, 5) to num_perm and seed) while bits => 16 matches
+-- (int4 casts to int8 implicitly); and family comes right after it, so no
+-- positional call of the older overloads matches these.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash(doc text, bits bigint, family minhash_family DEFAULT 'native',
+                        unit text DEFAULT 'word', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, bigint, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash(doc text, config regconfig, bits bigint,
+                        family minhash_family DEFAULT 'native', k integer DEFAULT 0,
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_config_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, regconfig, bigint, minhash_family, integer, integer, bigint) IS
+    'MinHash signature of the k-lexeme shingles of to_tsvector(config, doc) keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash(elements anyarray, bits bigint, family minhash_family DEFAULT 'native',
+                        num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION minhash(anyarray, bigint, minhash_family, integer, bigint) IS
+    'MinHash signature of the set of non-NULL array elements keeping bits (8, 16 or 32) of each value';
+
+CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, seed bigint,
+                                   bits integer)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_from_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint, integer) IS
+    'signature from exported values (each 0..2^bits-1), the hash family, the seed and the bits kept of each value';

@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/signature.h"
 #include "core/signature_impl.h"
 
 namespace minhash {
@@ -46,6 +48,47 @@ TEST(SignatureKernels, Avx512EdgeKeys) {
     detail::signature_update_portable(*fam, h.data(), h.size(), a.data());
     detail::signature_update_avx512(*fam, h.data(), h.size(), b.data());
     EXPECT_EQ(a, b);
+}
+
+// simd_use switches the kernel signature_update calls (minhash.simd), never
+// to one the CPU lacks, and every level signs a document to the same bits.
+TEST(SignatureKernels, ForcedLevelsSignAlike) {
+    const SimdLevel start = simd_in_use();
+    auto fam = std::make_unique<PermutationFamily>();
+    init_permutation_family(fam.get(), 128, 7);
+    const std::string doc = "The quick brown fox jumps over the lazy dog, again and again; "
+                            "Straße, ΣΟΦΙΑΣ and 東京 too.";
+    const ShingleSpec spec{ShingleUnit::Word, 3};
+    std::vector<uint32_t> want(128), got(128);
+    EXPECT_EQ(simd_use(SimdLevel::Portable), SimdLevel::Portable);
+    EXPECT_EQ(simd_in_use(), SimdLevel::Portable);
+    signature_init(want.data(), 128);
+    ASSERT_EQ(signature_of_text(*fam, doc, spec, want.data(), nullptr), Status::Ok);
+    for (SimdLevel level : {SimdLevel::Avx2, SimdLevel::Avx512}) {
+        const SimdLevel used = simd_use(level);
+        EXPECT_LE(static_cast<int>(used), static_cast<int>(level));
+        EXPECT_LE(static_cast<int>(used), static_cast<int>(simd_best()));
+        if (level <= simd_best()) {
+            EXPECT_EQ(used, level);
+        }
+        EXPECT_EQ(simd_in_use(), used);
+        signature_init(got.data(), 128);
+        ASSERT_EQ(signature_of_text(*fam, doc, spec, got.data(), nullptr), Status::Ok);
+        EXPECT_EQ(want, got) << simd_level_name(used);
+    }
+    simd_use(start);
+}
+
+TEST(SignatureKernels, LevelNames) {
+    for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2, SimdLevel::Avx512}) {
+        SimdLevel parsed;
+        ASSERT_TRUE(parse_simd_level(simd_level_name(level), &parsed));
+        EXPECT_EQ(parsed, level);
+    }
+    SimdLevel parsed = SimdLevel::Avx2;
+    EXPECT_FALSE(parse_simd_level("sse2", &parsed));
+    EXPECT_FALSE(parse_simd_level("", &parsed));
+    EXPECT_EQ(parsed, SimdLevel::Avx2);
 }
 
 }  // namespace

@@ -61,6 +61,36 @@ TEST(Oph, StreamingEqualsDefinition) {
             }
 }
 
+// Units already split (text search lexemes) shingle as the normalizer's do.
+TEST(Oph, UnitsEqualText) {
+    const std::string doc = "one two three four five six seven eight nine ten two three four";
+    const NormalizedText norm = normalize(doc, ShingleUnit::Word);
+    const UnitText units{norm.text.data(), norm.starts.data(), norm.ends.data(), norm.starts.size()};
+    for (int k : {1, 3, 5, 20})
+        for (int bins : {1, 16, 128}) {
+            const auto f = oph(bins, 9);
+            std::vector<uint32_t> s(bins);
+            signature_init(s.data(), bins);
+            ASSERT_EQ(oph_sketch_of_units(f, units, k, s.data(), nullptr), Status::Ok);
+            EXPECT_EQ(s, sketch_of_text(f, doc, ShingleSpec{ShingleUnit::Word, k})) << "k " << k;
+        }
+    // an interrupt stops the pass; calling again from scratch completes it
+    volatile int flag = 1;
+    const auto f = oph(64, 9);
+    std::vector<uint32_t> s(64);
+    signature_init(s.data(), 64);
+    std::vector<uint32_t> big_starts, big_ends;
+    std::string big;
+    for (int i = 0; i < 5000; ++i) {
+        big_starts.push_back(static_cast<uint32_t>(big.size()));
+        big += "w" + std::to_string(i);
+        big_ends.push_back(static_cast<uint32_t>(big.size()));
+        big += ' ';
+    }
+    const UnitText many{big.data(), big_starts.data(), big_ends.data(), big_starts.size()};
+    EXPECT_EQ(oph_sketch_of_units(f, many, 5, s.data(), &flag), Status::Interrupted);
+}
+
 TEST(Oph, UnionIsElementwiseMinimumOfSketches) {
     const auto f = oph(128);
     std::mt19937_64 rng(7);

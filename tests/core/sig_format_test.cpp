@@ -91,9 +91,11 @@ TEST(SigFormat, FamilyPrefix) {
 
 namespace {
 
-std::string format(HashFamily family, uint64_t seed, const std::vector<uint32_t> &v) {
+std::string format(HashFamily family, uint64_t seed, const std::vector<uint32_t> &v,
+                   ValueWidth width = ValueWidth::Bits32) {
     std::string out(signature_text_capacity(static_cast<int>(v.size())), '\0');
-    out.resize(format_signature_text(family, seed, v.data(), static_cast<int>(v.size()), &out[0]));
+    out.resize(
+        format_signature_text(family, width, seed, v.data(), static_cast<int>(v.size()), &out[0]));
     return out;
 }
 
@@ -106,6 +108,9 @@ TEST(SigFormat, TextFormat) {
     EXPECT_EQ(format(HashFamily::Datasketch, 42, {0, 4294967295u}), "datasketch:42:[0,4294967295]");
     EXPECT_EQ(format(HashFamily::Native, static_cast<uint64_t>(-7), {1}), "-7:[1]");
     EXPECT_EQ(format(HashFamily::Native, uint64_t{1} << 63, {0}), "-9223372036854775808:[0]");
+    // a compact signature's width tag, after the family
+    EXPECT_EQ(format(HashFamily::Native, 1, {65535, 7}, ValueWidth::Bits16), "bits16:1:[65535,7]");
+    EXPECT_EQ(format(HashFamily::Oph, 3, {255}, ValueWidth::Bits8), "oph:bits8:3:[255]");
 }
 
 // The longest text fits the capacity, and what is written parses back.
@@ -129,4 +134,52 @@ TEST(SigFormat, TextFormatCapacityAndRoundTrip) {
         EXPECT_EQ(seed, INT64_MIN);
         EXPECT_EQ(back, v);
     }
+}
+
+// Compact signatures: the width tag of the text form, and values of 2 or 1
+// bytes in the binary form.
+TEST(SigFormat, WidthTag) {
+    minhash::ValueWidth w;
+    size_t rest = 99;
+    EXPECT_TRUE(minhash::parse_width_prefix("1:[2]", &w, &rest));
+    EXPECT_EQ(w, minhash::ValueWidth::Bits32);
+    EXPECT_EQ(rest, 0u);
+    EXPECT_TRUE(minhash::parse_width_prefix(" bits16 : 7:[1]", &w, &rest));
+    EXPECT_EQ(w, minhash::ValueWidth::Bits16);
+    EXPECT_EQ(std::string_view(" bits16 : 7:[1]").substr(rest), " 7:[1]");
+    EXPECT_TRUE(minhash::parse_width_prefix("bits8:7:[1]", &w, &rest));
+    EXPECT_EQ(w, minhash::ValueWidth::Bits8);
+    EXPECT_TRUE(minhash::parse_width_prefix("bits32:7:[1]", &w, &rest));
+    EXPECT_EQ(w, minhash::ValueWidth::Bits32);
+    EXPECT_EQ(rest, 7u);
+    EXPECT_FALSE(minhash::parse_width_prefix("bits12:7:[1]", &w, &rest));
+    EXPECT_TRUE(minhash::parse_width_prefix("bits:7:[1]", &w, &rest));  // not a tag
+    EXPECT_EQ(rest, 0u);
+    // a width tag is not a family name
+    minhash::HashFamily f;
+    EXPECT_TRUE(minhash::parse_family_prefix("bits16:7:[1]", &f, &rest));
+    EXPECT_EQ(rest, 0u);
+    EXPECT_TRUE(minhash::parse_family_prefix("oph:bits8:7:[1]", &f, &rest));
+    EXPECT_EQ(f, minhash::HashFamily::Oph);
+    EXPECT_EQ(rest, 4u);
+}
+
+TEST(SigFormat, CompactBinaryRoundTrip) {
+    const uint32_t values[3] = {1, 0xbeef, 7};
+    for (minhash::ValueWidth w : {minhash::ValueWidth::Bits16, minhash::ValueWidth::Bits8}) {
+        std::vector<uint8_t> buf(signature_binary_size(3, w));
+        EXPECT_EQ(buf.size(), kSigBinaryHeader + 3 * minhash::value_bytes(w));
+        encode_signature_binary(1, 0x10, 3, 5, values, buf.data(), w);
+        uint32_t out[3];
+        ASSERT_TRUE(decode_signature_values(buf.data(), buf.size(), 3, out, w));
+        const uint32_t mask = (1u << minhash::width_bits(w)) - 1;
+        for (int i = 0; i < 3; ++i)
+            EXPECT_EQ(out[i], values[i] & mask);
+        EXPECT_FALSE(decode_signature_values(buf.data(), buf.size() - 1, 3, out, w));
+    }
+    // big-endian: 0xbeef is sent as be ef
+    std::vector<uint8_t> buf(signature_binary_size(3, minhash::ValueWidth::Bits16));
+    encode_signature_binary(1, 0x10, 3, 5, values, buf.data(), minhash::ValueWidth::Bits16);
+    EXPECT_EQ(buf[kSigBinaryHeader + 2], 0xbe);
+    EXPECT_EQ(buf[kSigBinaryHeader + 3], 0xef);
 }

@@ -3,9 +3,11 @@
 // contents (core/lsh_layout.h, the bounds logic every page read trusts).
 // Checks, besides "no crash, no sanitizer report":
 //  - text: a parsed signature printed in the canonical form
-//    (format_signature_text) parses back to the same family, seed and values; every error leaves n within max_values;
-//  - binary: a decoded signature encodes back to the same bytes; decoding
-//    never reads past the given length (ASan sees the exact-size buffer);
+//    (format_signature_text) parses back to the same family, width, seed and
+//    values; every error leaves n within max_values;
+//  - binary: a decoded signature (values of the width its flags name)
+//    encodes back to the same bytes; decoding never reads past the given
+//    length (ASan sees the exact-size buffer);
 //  - pages: entry_count never exceeds the capacity, whatever pd_lower says;
 //    when entries_end_ok accepts pd_lower, every entry decodes from inside
 //    the content area and re-encoding the decoded entries reproduces the
@@ -40,10 +42,17 @@ void fuzz_text(const uint8_t *data, size_t size) {
     int64_t seed = 0;
     HashFamily family;
     size_t rest = 0;
-    // as minhash_in reads it: an optional family prefix, then the signature
+    // as minhash_in reads it: an optional family prefix, an optional width
+    // tag, then the signature
     if (!parse_family_prefix(std::string_view(buf.data(), buf.size()), &family, &rest))
         return;
     check(rest <= buf.size() && (rest == 0 || buf[rest - 1] == ':'));
+    ValueWidth width;
+    size_t after = 0;
+    if (!parse_width_prefix(std::string_view(buf.data(), buf.size()).substr(rest), &width, &after))
+        return;
+    check(rest + after <= buf.size() && (after == 0 || buf[rest + after - 1] == ':'));
+    rest += after;
     const SigTextError e = parse_signature_text(
         std::string_view(buf.data() + rest, buf.size() - rest), &seed, values, kMaxValues, &n);
     check(n >= 0 && n <= kMaxValues);
@@ -52,16 +61,21 @@ void fuzz_text(const uint8_t *data, size_t size) {
     check(n >= 1);
     // the canonical form, as the type's output function writes it
     std::string canon(signature_text_capacity(n), '\0');
-    canon.resize(format_signature_text(family, static_cast<uint64_t>(seed), values, n, &canon[0]));
+    canon.resize(
+        format_signature_text(family, width, static_cast<uint64_t>(seed), values, n, &canon[0]));
     check(canon.size() <= signature_text_capacity(n));
     uint32_t again[kMaxValues];
     int m = 0;
     int64_t seed2 = 0;
     HashFamily family2;
+    ValueWidth width2;
     size_t rest2 = 0;
+    size_t after2 = 0;
     check(parse_family_prefix(canon, &family2, &rest2) && family2 == family);
-    check(parse_signature_text(std::string_view(canon).substr(rest2), &seed2, again, kMaxValues,
-                               &m) == SigTextError::Ok);
+    check(parse_width_prefix(std::string_view(canon).substr(rest2), &width2, &after2) &&
+          width2 == width);
+    check(parse_signature_text(std::string_view(canon).substr(rest2 + after2), &seed2, again,
+                               kMaxValues, &m) == SigTextError::Ok);
     check(m == n && seed2 == seed && std::memcmp(again, values, sizeof(uint32_t) * n) == 0);
 }
 
@@ -74,13 +88,18 @@ void fuzz_binary(const uint8_t *data, size_t size) {
     }
     if (h.num_perm < 1 || h.num_perm > kMaxValues)
         return;
+    // the width the flags name (bits 4-5), as minhash_recv reads it
+    const int code = (h.flags >> 4) & 3;
+    if (code >= kNumValueWidths)
+        return;
+    const ValueWidth w = static_cast<ValueWidth>(code);
     std::vector<uint32_t> values(h.num_perm);
-    if (!decode_signature_values(buf.data(), buf.size(), h.num_perm, values.data())) {
-        check(size < signature_binary_size(h.num_perm));
+    if (!decode_signature_values(buf.data(), buf.size(), h.num_perm, values.data(), w)) {
+        check(size < signature_binary_size(h.num_perm, w));
         return;
     }
-    std::vector<uint8_t> out(signature_binary_size(h.num_perm));
-    encode_signature_binary(h.version, h.flags, h.num_perm, h.seed, values.data(), out.data());
+    std::vector<uint8_t> out(signature_binary_size(h.num_perm, w));
+    encode_signature_binary(h.version, h.flags, h.num_perm, h.seed, values.data(), out.data(), w);
     check(std::memcmp(out.data(), buf.data(), out.size()) == 0);
 }
 

@@ -2,6 +2,8 @@
 // normalization, shingling and signatures. Checks, besides "no crash, no
 // sanitizer report", the invariants the SQL surface relies on:
 //  - every unit is a non-empty range inside the normalized text, in order;
+//  - the fast normalizer (ASCII 64 bytes at a time) writes the same text and
+//    units as the general one, code point by code point;
 //  - the streamed distinct shingles (minhash_shingles) equal every window of
 //    the recorded units, deduplicated in order of first appearance;
 //  - minhash(doc) equals the signature of minhash_shingles(doc);
@@ -49,6 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const NormalizedText norm = normalize(doc, unit);
     check(norm.starts.size() == norm.ends.size());
+    const NormalizedText general = normalize(doc, unit, NormalizePath::General);
+    check(norm.text == general.text && norm.starts == general.starts && norm.ends == general.ends);
     // Full case folding turns one code point into at most three times its
     // UTF-8 bytes (U+0390 -> U+03B9 U+0308 U+0301): kMaxExpansion in normalize_impl.h.
     check(norm.text.size() <= 3 * doc.size());

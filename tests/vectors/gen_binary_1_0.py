@@ -4,10 +4,10 @@ minhash_send wrote them (src/pg/type_io.cpp of 1.0: uint8 version 1, uint8
 flags 0, uint16 num_perm, int64 seed, num_perm x uint32, network order).
 
     /usr/bin/python3 tests/vectors/gen_binary_1_0.py > tests/vectors/minhash-1.0.copy
-    /usr/bin/python3 tests/vectors/gen_binary_1_0.py 2 > tests/vectors/minhash-badflags.copy
+    /usr/bin/python3 tests/vectors/gen_binary_1_0.py 3 > tests/vectors/minhash-badflags.copy
 
 Rows: (id int4, sig minhash). With an argument, one row whose flags byte is
-that number (2: a family that does not exist).
+that number (3: a family that does not exist; 2 was one until the oph family).
 """
 import struct
 import sys

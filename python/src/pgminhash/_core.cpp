@@ -284,7 +284,7 @@ py::str format_text(int family, uint64_t seed, const Values &v) {
     const int n = static_cast<int>(values.size());
     std::string text(minhash::signature_text_capacity(n), '\0');
     text.resize(
-        minhash::format_signature_text(family_of(family), seed, values.data(), n, &text[0]));
+        minhash::format_signature_text(family_of(family), minhash::ValueWidth::Bits32, seed, values.data(), n, &text[0]));
     return py::str(text);
 }
 
