@@ -62,7 +62,7 @@ typedef struct PairsRow
 	bool		text_isnull;	/* exact mode: the text is NULL (never similar) */
 	ItemPointerData tid;		/* the heap TID the slot named when fetched */
 	Datum		key;			/* in the cache's arena when by reference */
-	PairsShingles *shingles;	/* exact mode */
+	PairsShingles *shingles;	/* exact mode; NULL with a text: too large, use the estimate */
 } PairsRow;
 
 typedef struct PairsArgs
@@ -143,6 +143,9 @@ typedef struct PairsRun
 	 * classes of identical signatures (pairs_walk.cpp, collapse_group).
 	 */
 	bool		collapse;
+
+	/* exact mode: row ids of texts too large for their shingles (pairs_rows.cpp), or NULL */
+	struct HTAB *too_large;
 
 	/* pairs kept for resolution in table order, or NULL (pairs_table_order.cpp) */
 	struct PairsDeferred *deferred;
@@ -280,6 +283,7 @@ void		pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 
 void		pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_exact.cpp */
+size_t		pairs_shingle_limit(void);
 PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);
 double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
 

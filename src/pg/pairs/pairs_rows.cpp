@@ -23,6 +23,7 @@ extern "C" {
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 }
 
@@ -71,6 +72,35 @@ cache_lookup(PairsRun *run, uint64 rowid)
 	}
 }
 
+/*
+ * Exact mode: the rows whose text has more distinct shingles than the bound
+ * (pairs_shingles returned NULL). Their pairs are verified by the estimate
+ * (pairs_emit_verified); they are remembered, by row id, so that a row the
+ * cache dropped is not shingled again in vain, and so that the NOTICE at the
+ * end (pairs_end) counts each once. Rarely more than a few rows.
+ */
+static bool
+pairs_too_large_known(PairsRun *run, uint64 rowid)
+{
+	return run->too_large != NULL && hash_search(run->too_large, &rowid, HASH_FIND, NULL) != NULL;
+}
+
+static void
+pairs_too_large_add(PairsRun *run, uint64 rowid)
+{
+	if (run->too_large == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(uint64);
+		ctl.hcxt = run->cxt;
+		run->too_large = hash_create("minhash pairs rows too large", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	(void) hash_search(run->too_large, &rowid, HASH_ENTER, NULL);
+}
+
 /* Fetch the row the slot named and fill r (status, key, shingles). */
 static void
 fetch_row(PairsRun *run, PairsRow *r)
@@ -107,13 +137,19 @@ fetch_row(PairsRun *run, PairsRow *r)
 
 			if (isnull)
 				r->text_isnull = true;
-			else
+			else if (!pairs_too_large_known(run, r->rowid))
 			{
 				PairsShingles *s = pairs_shingles(DatumGetTextPP(doc), &run->spec, run->text_config);
-				Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
 
-				r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
-				memcpy(r->shingles, s, size);
+				if (s == NULL)
+					pairs_too_large_add(run, r->rowid);
+				else
+				{
+					Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
+
+					r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
+					memcpy(r->shingles, s, size);
+				}
 			}
 		}
 		MemoryContextSwitchTo(run->cache_cxt);

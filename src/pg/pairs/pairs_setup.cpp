@@ -35,6 +35,7 @@ extern "C" {
 #include "parser/parse_collate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
@@ -717,9 +718,34 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/*
+ * exact => true: one NOTICE for the rows whose text had more distinct
+ * shingles than exact verification may hold (a quarter of work_mem,
+ * pairs_exact.cpp). Their pairs were verified by the estimate rather than
+ * failing the whole call for one oversized document.
+ */
+static void
+pairs_report_too_large(PairsRun *run)
+{
+	long		n;
+
+	if (run->too_large == NULL)
+		return;
+	n = hash_get_num_entries(run->too_large);
+	ereport(NOTICE,
+			(errmsg_plural("%s: %ld row too large for exact verification within work_mem was verified by its estimate",
+						   "%s: %ld rows too large for exact verification within work_mem were verified by their estimate",
+						   n, run->args.funcname, n),
+			 errdetail("Exact verification keeps 8 bytes per distinct shingle of a row, at most a quarter of work_mem (%d kB: %zu shingles). "
+					   "A pair with a row that has more is verified, and its similarity reported, by the estimate of the two signatures.",
+					   work_mem, pairs_shingle_limit()),
+			 errhint("Raise work_mem for this query to verify them exactly.")));
+}
+
 void
 pairs_end(PairsRun *run)
 {
+	pairs_report_too_large(run);
 	for (int p = 0; p < run->nparts; p++)
 	{
 		ExecDropSingleTupleTableSlot(run->parts[p].slot);
