@@ -258,3 +258,33 @@ COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integ
 CREATE FUNCTION minhash_threshold_support(internal) RETURNS internal
     AS 'MODULE_PATHNAME', 'minhash_threshold_support' LANGUAGE C STRICT;
 ALTER FUNCTION minhash_similar(minhash, minhash) SUPPORT minhash_threshold_support;
+
+-- src/sql/60_pairs.sql: minhash_clusters keeps the row chosen by a column
+-- (keep, keep_desc appended to both signatures: the functions are
+-- re-created, same C symbols, which still serve 1.0's shorter signatures).
+DROP FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer);
+DROP FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer);
+CREATE FUNCTION minhash_clusters(index regclass, key_column name,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key bigint, cluster_id bigint)
+    AS 'MODULE_PATHNAME', 'minhash_clusters'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'clusters of similar rows as (key, key of the row to keep: the smallest, or first by the keep column); mode connected or representative';
+CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyelement,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key anyelement, cluster_id anyelement)
+    AS 'MODULE_PATHNAME', 'minhash_clusters_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';

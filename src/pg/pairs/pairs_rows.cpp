@@ -111,6 +111,8 @@ fetch_row(PairsRun *run, PairsRow *r)
 	Datum		key;
 
 	r->status = PAIRS_ROW_INVISIBLE;
+	r->keep = (Datum) 0;
+	r->keep_isnull = true;
 	r->shingles = NULL;
 	r->text_isnull = false;
 	/* a row without a key cannot be named in the result: left out (docs/pairs.md) */
@@ -152,9 +154,13 @@ fetch_row(PairsRun *run, PairsRow *r)
 				}
 			}
 		}
+		if (OidIsValid(run->keep_type))
+			r->keep_isnull = !pairs_fetch_keep(run, part, &r->keep);
 		MemoryContextSwitchTo(run->cache_cxt);
 		/* detoasted by pairs_fetch_key: no TOAST pointers in results */
 		r->key = run->key_typbyval ? key : datumCopy(key, false, run->key_typlen);
+		if (OidIsValid(run->keep_type) && !r->keep_isnull && !run->keep_typbyval)
+			r->keep = datumCopy(r->keep, false, run->keep_typlen);
 		r->status = PAIRS_ROW_VISIBLE;
 		MemoryContextSwitchTo(oldcxt);
 	}
@@ -238,6 +244,25 @@ pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key)
 	/* no TOAST pointers in results */
 	if (!isnull && run->key_typlen == -1)
 		*key = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*key));
+	MemoryContextSwitchTo(oldcxt);
+	return !isnull;
+}
+
+/*
+ * After pairs_fetch_key returned true: the keep column of that row (still in
+ * the part's slot), detoasted, valid as the key is; false if it is NULL. A
+ * plain column: evaluating it runs no code of any role.
+ */
+bool
+pairs_fetch_keep(PairsRun *run, int part, Datum *keep)
+{
+	ExprContext *econtext = run->econtext;
+	MemoryContext oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	bool		isnull;
+
+	*keep = ExecEvalExpr(run->parts[part].keep_expr, econtext, &isnull);
+	if (!isnull && run->keep_typlen == -1)
+		*keep = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*keep));
 	MemoryContextSwitchTo(oldcxt);
 	return !isnull;
 }
