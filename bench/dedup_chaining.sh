@@ -72,7 +72,7 @@ echo "$(psql -X -tAc 'SELECT count(*) FROM pages') files$( [ -z "$dir" ] && echo
 echo
 echo "| clusters by | rows in clusters | clusters | largest | rows deleted | deleted below $t to the kept row | lowest similarity to the kept row | clusters whose kept row is not the longest | minhash_clusters (ms) |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for round in 1 2 3; do
+for _ in 1 2 3; do
     report "connected components, smallest id kept" ""
     report "connected components, keep the longest" ", keep => 'len', keep_desc => true"
     report "representative, smallest id kept" ", mode => 'representative'"

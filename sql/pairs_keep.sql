@@ -95,6 +95,21 @@ DELETE FROM kdup WHERE id IN (
 SELECT id, grp, added FROM kdup ORDER BY id;
 ROLLBACK;
 
+-- with exact => true (an index on minhash(body)): the exact similarity
+-- decides the pairs, keep the row; the longest text is kept
+CREATE TABLE ktext (id int PRIMARY KEY, body text, len int GENERATED ALWAYS AS (length(body)) STORED);
+INSERT INTO ktext (id, body) VALUES
+  (1, 'the quick brown fox jumps over the lazy dog near the river bank'),
+  (2, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+  (3, 'the quick brown fox jumps over the lazy dog near the river bank today and tomorrow'),
+  (4, 'an unrelated text about something else entirely, with words of its own');
+CREATE INDEX ktext_idx ON ktext USING lsh (minhash(body));
+SELECT c.key, c.cluster_id,
+       round(jaccard(minhash_shingles(m.body), minhash_shingles(k.body))::numeric, 3) AS exact_to_kept
+FROM minhash_clusters('ktext_idx', 'id', 0.6, mode => 'representative', exact => true,
+                      keep => 'len', keep_desc => true) c
+JOIN ktext m ON m.id = c.key JOIN ktext k ON k.id = c.cluster_id ORDER BY c.key;
+
 -- a partitioned table whose partitions hold the keep column at other
 -- positions (a dropped column, a partition attached with its own layout):
 -- the same clusters as one table of the same rows
@@ -157,4 +172,4 @@ SELECT count(*) AS differences FROM (
    EXCEPT SELECT * FROM pg_temp.clusters_1_0('kchain_idx', 'id', 0.6, 'representative'))) d;
 
 DROP FUNCTION kchain_report;
-DROP TABLE kchain, kdup, kpart;
+DROP TABLE kchain, kdup, ktext, kpart;
