@@ -306,3 +306,33 @@ CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, see
     AS 'MODULE_PATHNAME', 'minhash_from_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint, integer) IS
     'signature from exported values (each 0..2^bits-1), the hash family, the seed and the bits kept of each value';
+
+-- src/sql/60_pairs.sql: minhash_clusters keeps the row chosen by a column
+-- (keep, keep_desc appended to both signatures: the functions are
+-- re-created, same C symbols, which still serve 1.0's shorter signatures).
+DROP FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer);
+DROP FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer);
+CREATE FUNCTION minhash_clusters(index regclass, key_column name,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key bigint, cluster_id bigint)
+    AS 'MODULE_PATHNAME', 'minhash_clusters'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'clusters of similar rows as (key, key of the row to keep: the smallest, or first by the keep column); mode connected or representative';
+CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyelement,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key anyelement, cluster_id anyelement)
+    AS 'MODULE_PATHNAME', 'minhash_clusters_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';

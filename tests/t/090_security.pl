@@ -338,6 +338,14 @@ is($out, '10', 'SELECT on the key and indexed columns is enough for a full index
 ($out, $err) = as_role('regress_reader',
 	"SELECT count(*) FROM minhash_similar_pairs('hr.staff_idx', 'id', exact => true, text_column => 'cv')");
 like($err, qr/42501: permission denied for table staff/, 'text_column needs SELECT too');
+# which row a cluster keeps would tell who earns most
+($out, $err) = as_role('regress_reader',
+	"SELECT count(*) FROM minhash_clusters('hr.staff_idx', 'id', threshold => 0, mode => 'representative', keep => 'salary', keep_desc => true)");
+like($err, qr/42501: permission denied for table staff/, 'the keep column needs SELECT too (42501)');
+is($out, '', 'and nothing of who earns most is returned');
+($out, $err) = as_role('regress_reader',
+	"SELECT count(*) FROM minhash_clusters('hr.staff_idx', 'id', threshold => 0, mode => 'representative', keep => 'id', keep_desc => true)");
+is($out, '10', 'a keep column the caller may read is enough');
 
 # USAGE on the schema, as a SELECT would need: the index named by OID
 # avoids the regclass lookup that would check it.
@@ -367,6 +375,10 @@ like($err, qr/key column "id"; DROP TABLE victim; --" of relation "names" does n
 	'key_column is a column name, not SQL');
 is($node->safe_psql('postgres', "SELECT to_regclass('victim') IS NOT NULL"), 't',
 	'the table named in the injection attempt still exists');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM minhash_clusters('names_idx', 'we\"ird key', keep => 'x\"; DROP TABLE victim; --')");
+like($err, qr/keep column "x"; DROP TABLE victim; --" of relation "names" does not exist/,
+	'keep is a column name, not SQL');
 is( $node->safe_psql('postgres',
 		q{SELECT count(*) FROM minhash_similar_pairs('names_idx', 'we"ird key', exact => true,
 		      text_column => 'Body; DROP TABLE victim')}),

@@ -346,6 +346,7 @@ CREATE INDEX docs_refd_lsh ON docs_refd USING lsh (sig);
 for my $case (
 	[ "minhash_similar_pairs('docs_text_lsh', 'id')", qr/does not support expression or partial indexes.*HINT:  Store the signature in a column/s, 'an expression index' ],
 	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
+	[ "minhash_clusters('docs_lsh', 'id', mode => 'representative', keep => 'id', keep_desc => true)", qr/does not support keep.*HINT:  On a Citus table each cluster is named by its smallest key/s, 'keep' ],
 	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
 	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ])
 {

@@ -39,7 +39,8 @@
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
  * Supported: hash-distributed tables whose lsh index is on a plain column,
- * estimates (not exact => true). The rest is refused with a hint.
+ * estimates (not exact => true), clusters named by their smallest key (not
+ * keep). The rest is refused with a hint.
  */
 #include "pg/pg_prelude.h"
 
@@ -204,6 +205,9 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	if (args->exact)
 		unsupported(plan, "exact => true",
 					"Find the pairs on the estimate, then compute the exact similarity of those pairs with jaccard(minhash_shingles(a.body), minhash_shingles(b.body)).");
+	if (args->keep_column != NULL)
+		unsupported(plan, "keep",
+					"On a Citus table each cluster is named by its smallest key; to keep by another column, cluster the rows in a plain table on one node.");
 	if (index->rd_index->indnatts != 1 || index->rd_index->indkey.values[0] == 0 ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		unsupported(plan, "expression or partial indexes",

@@ -62,7 +62,9 @@ typedef struct PairsRow
 	bool		text_isnull;	/* exact mode: the text is NULL (never similar) */
 	ItemPointerData tid;		/* the heap TID the slot named when fetched */
 	Datum		key;			/* in the cache's arena when by reference */
-	PairsShingles *shingles;	/* exact mode */
+	Datum		keep;			/* minhash_clusters' keep column, likewise (run->keep_type) */
+	bool		keep_isnull;
+	PairsShingles *shingles;	/* exact mode; NULL with a text: too large, use the estimate */
 } PairsRow;
 
 typedef struct PairsArgs
@@ -75,6 +77,7 @@ typedef struct PairsArgs
 	const char *text_column;	/* NULL: from the index expression */
 	text	   *unit;			/* NULL: from the index expression, else 'word' */
 	int32		k;				/* -1: from the index expression, else 0 (the default) */
+	const char *keep_column;	/* minhash_clusters: the column choosing the row kept, or NULL */
 	const char *funcname;		/* for messages */
 	Oid			ext_namespace;	/* schema of the extension's functions */
 } PairsArgs;
@@ -99,6 +102,8 @@ typedef struct PairsPart
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	Node	   *key_node;		/* key_expr before it was prepared */
 	bool		key_as_owner;	/* key_expr calls user code: run it as the table owner */
+	ExprState  *keep_expr;		/* the keep column, as it is (a Var: no code runs) */
+	Node	   *keep_node;
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
@@ -137,12 +142,20 @@ typedef struct PairsRun
 	FmgrInfo	key_cmp;		/* btree comparison of key_type, if key_has_cmp */
 	bool		key_has_cmp;
 	Oid			key_collation;
+	/* the keep column (args.keep_column), read with the key; InvalidOid: none */
+	Oid			keep_type;
+	Oid			keep_collation;
+	int16		keep_typlen;
+	bool		keep_typbyval;
 
 	/*
 	 * minhash_clusters without exact: large band groups are reduced to their
 	 * classes of identical signatures (pairs_walk.cpp, collapse_group).
 	 */
 	bool		collapse;
+
+	/* exact mode: row ids of texts too large for their shingles (pairs_rows.cpp), or NULL */
+	struct HTAB *too_large;
 
 	/* pairs kept for resolution in table order, or NULL (pairs_table_order.cpp) */
 	struct PairsDeferred *deferred;
@@ -269,6 +282,7 @@ void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
 
 bool		pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key);
+bool		pairs_fetch_keep(PairsRun *run, int part, Datum *keep);
 void		pairs_prepare_key(PairsRun *run, PairsPart *part);
 void		pairs_fetch_key_done(PairsRun *run);
 
@@ -280,6 +294,7 @@ void		pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 
 void		pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_exact.cpp */
+size_t		pairs_shingle_limit(void);
 PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);
 double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
 

@@ -35,6 +35,7 @@ extern "C" {
 #include "parser/parse_collate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
@@ -379,6 +380,39 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 }
 
 /*
+ * minhash_clusters' keep column of a table, as it is (no conversion, so no
+ * code of any role runs to read it; its btree comparison runs as the caller,
+ * as the key's does), adding it to the columns read.
+ */
+static Var *
+keep_var(PairsRun *run, Relation heap, Bitmapset **used)
+{
+	Var		   *var = column_var(heap, column_attnum(heap, run->args.keep_column, "keep column"));
+
+	*used = bms_add_member(*used, var->varattno - FirstLowInvalidHeapAttributeNumber);
+	return var;
+}
+
+/* The keep column's type, with the btree order that ranks the rows (42883 without one). */
+static void
+set_keep_type(PairsRun *run, const Var *var)
+{
+	TypeCacheEntry *tce = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+	if (!OidIsValid(tce->lt_opr) || !OidIsValid(tce->gt_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an ordering operator for type %s",
+						format_type_be(var->vartype)),
+				 errdetail("The keep column \"%s\" ranks the rows of each cluster by its type's btree order.",
+						   run->args.keep_column),
+				 errhint("Keep by a column of a type with a btree operator class, such as a length or a timestamp.")));
+	run->keep_type = var->vartype;
+	run->keep_collation = var->varcollid;
+	get_typlenbyval(run->keep_type, &run->keep_typlen, &run->keep_typbyval);
+}
+
+/*
  * Converting the key to key_type may call code of some role: a cast's
  * function, a domain's constraints (the built-in casts and I/O conversions
  * are PostgreSQL's). A SELECT of the column runs none of it, so neither may
@@ -484,6 +518,8 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	 * column, and the index's columns, expressions and predicate.
 	 */
 	keyexpr = key_expression(run, heap, &used);
+	if (args->keep_column != NULL)
+		part->keep_node = (Node *) keep_var(run, heap, &used);
 	if (args->exact && args->text_column != NULL)
 		used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
 							  FirstLowInvalidHeapAttributeNumber);
@@ -501,6 +537,12 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	pairs_prepare_key(run, part);
 	if (check_acl)
 		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
+	if (part->keep_node != NULL)
+	{
+		if (check_acl)
+			set_keep_type(run, (Var *) part->keep_node);
+		part->keep_expr = ExecPrepareExpr((Expr *) part->keep_node, run->estate);
+	}
 	if (args->exact)
 	{
 		/* loading the index expression may run its owner's code: as the owner (owner.cpp) */
@@ -680,14 +722,19 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	{
 		/* the parent: its kind, its privileges, as a SELECT on it checks them */
 		Bitmapset  *used = NULL;
+		Var		   *keep = NULL;
 
 		check_lsh_index(index);
 		run->key_collation = exprCollation(key_expression(run, heap, &used));
+		if (args->keep_column != NULL)
+			keep = keep_var(run, heap, &used);
 		if (args->text_column != NULL)
 			used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
 								  FirstLowInvalidHeapAttributeNumber);
 		index_columns(index, &used);
 		check_privileges(run, heap, used);
+		if (keep != NULL)
+			set_keep_type(run, keep);
 		run->parentheap = heap;
 		run->parentindex = index;
 		setup_partitions(run, heap, index);
@@ -717,9 +764,34 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/*
+ * exact => true: one NOTICE for the rows whose text had more distinct
+ * shingles than exact verification may hold (a quarter of work_mem,
+ * pairs_exact.cpp). Their pairs were verified by the estimate rather than
+ * failing the whole call for one oversized document.
+ */
+static void
+pairs_report_too_large(PairsRun *run)
+{
+	long		n;
+
+	if (run->too_large == NULL)
+		return;
+	n = hash_get_num_entries(run->too_large);
+	ereport(NOTICE,
+			(errmsg_plural("%s: %ld row too large for exact verification within work_mem was verified by its estimate",
+						   "%s: %ld rows too large for exact verification within work_mem were verified by their estimate",
+						   n, run->args.funcname, n),
+			 errdetail("Exact verification keeps 8 bytes per distinct shingle of a row, at most a quarter of work_mem (%d kB: %zu shingles). "
+					   "A pair with a row that has more is verified, and its similarity reported, by the estimate of the two signatures.",
+					   work_mem, pairs_shingle_limit()),
+			 errhint("Raise work_mem for this query to verify them exactly.")));
+}
+
 void
 pairs_end(PairsRun *run)
 {
+	pairs_report_too_large(run);
 	for (int p = 0; p < run->nparts; p++)
 	{
 		ExecDropSingleTupleTableSlot(run->parts[p].slot);

@@ -285,8 +285,8 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 
 /*
  * Is (a, b) a pair of this group to verify, and does it pass? Returns the
- * estimate, or with exact => true 0 for "passed on to the exact check"; -1
- * if not. Reads only the signatures.
+ * estimate (with exact => true unfiltered: the exact check decides); -1 if
+ * not. Reads only the signatures.
  */
 static inline bool
 verified_here(const PairsWalk *w, const uint32 *sa, const uint32 *sb)
@@ -324,10 +324,11 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 	if (!verified_here(w, sa, sb))
 		return -1;
 	run->candidates++;
-	if (run->args.exact)
-		return 0;
 	/* the % operator's own estimate, so results match a.sig % b.sig */
 	sim = minhash::jaccard_estimate(sa, sb, run->params.num_perm);
+	/* exact: the shingles decide, or this estimate for a row too large for them */
+	if (run->args.exact)
+		return sim;
 	return sim < run->args.threshold ? -1 : sim;
 }
 
@@ -361,7 +362,9 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	{
 		if (a->text_isnull || b->text_isnull)
 			return;
-		sim = pairs_exact_jaccard(a->shingles, b->shingles);
+		/* no shingles: too many for work_mem (pairs_rows.cpp), the estimate stands */
+		if (a->shingles != NULL && b->shingles != NULL)
+			sim = pairs_exact_jaccard(a->shingles, b->shingles);
 		if (sim < run->args.threshold)
 			return;
 	}
