@@ -336,3 +336,23 @@ CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyel
     LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
 COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
     'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';
+
+-- Ignoring accents and punctuation (src/sql/24_ignore.sql): minhash(doc,
+-- ignore => 'accents, punctuation') and minhash_shingles(doc, k, ignore).
+CREATE DOMAIN minhash_ignore AS pg_catalog.text;
+COMMENT ON DOMAIN minhash_ignore IS
+    'characters minhash() leaves out before shingling: accents, punctuation, or both separated by a comma';
+
+CREATE FUNCTION minhash(doc text, ignore minhash_ignore, bits bigint DEFAULT 32,
+                        family minhash_family DEFAULT 'native', unit text DEFAULT 'word',
+                        k integer DEFAULT 0, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_ignore' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, minhash_ignore, bigint, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document with accents or punctuation left out';
+
+CREATE FUNCTION minhash_shingles(doc text, k integer, ignore minhash_ignore, unit text DEFAULT 'word')
+    RETURNS text[]
+    AS 'MODULE_PATHNAME', 'minhash_shingles_ignore' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash_shingles(text, integer, minhash_ignore, text) IS
+    'distinct shingles of a document with accents or punctuation left out, in order of first appearance (k = 0: 5 words or 9 characters)';

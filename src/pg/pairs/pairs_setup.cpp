@@ -147,8 +147,10 @@ column_var(Relation heap, AttrNumber attnum)
 
 /*
  * The text argument of an index expression minhash(<text>, unit, k, num_perm,
- * seed), minhash(<text>, config regconfig, k, num_perm, seed, family) or
- * minhash(<text>, family, unit, k, num_perm, seed) from this extension, or
+ * seed), minhash(<text>, config regconfig, [bits, family,] k, num_perm,
+ * seed[, family]), minhash(<text>, family, unit, k, num_perm, seed),
+ * minhash(<text>, bits, family, unit, k, ...) or minhash(<text>, ignore,
+ * bits, family, unit, k, ...) from this extension, or
  * NULL if the index is not one. Defaults are
  * expanded and constants folded in stored index expressions, so unit and k
  * are Consts when they are constants at all.
@@ -172,7 +174,7 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	if (!IsA(expr, FuncExpr))
 		return NULL;
 	f = (FuncExpr *) expr;
-	if ((list_length(f->args) != 5 && list_length(f->args) != 6) ||
+	if (list_length(f->args) < 5 || list_length(f->args) > 8 ||
 		get_func_namespace(f->funcid) != ext_namespace)
 		return NULL;
 	{
@@ -198,18 +200,35 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	int32		k = args->k;
 	int			unit_arg = 1;	/* positions of unit (or config) and k in the call */
 	int			k_arg = 2;
+	int			ignore_arg = -1;	/* and of ignore, if the call has it */
+	uint8		ignore = 0;
 
 	run->text_config = InvalidOid;
-	if (call != NULL && list_length(call->args) == 6)
+	if (call != NULL && list_length(call->args) > 5)
 	{
+		int			nargs = list_length(call->args);
 		Oid			second = exprType((Node *) lsecond(call->args));
 
 		if (second == REGCONFIGOID)
+		{
 			unit_arg = -1;		/* words from a text search configuration */
-		else
+			k_arg = nargs == 6 ? 2 : 4;	/* (doc, config, [bits, family,] k, ...) */
+		}
+		else if (nargs == 6)
 		{
 			unit_arg = 2;		/* minhash(text, family, unit, k, ...) */
 			k_arg = 3;
+		}
+		else if (nargs == 7)
+		{
+			unit_arg = 3;		/* minhash(text, bits, family, unit, k, ...) */
+			k_arg = 4;
+		}
+		else
+		{
+			ignore_arg = 1;		/* minhash(text, ignore, bits, family, unit, k, ...) */
+			unit_arg = 4;
+			k_arg = 5;
 		}
 	}
 
@@ -266,10 +285,24 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 		}
 		if (k < 0 && IsA(kk, Const) && !((Const *) kk)->constisnull)
 			k = DatumGetInt32(((Const *) kk)->constvalue);
+		if (ignore_arg >= 0)
+		{
+			/* what the signatures leave out, the shingles must leave out too */
+			Node	   *ig = strip_implicit_coercions((Node *) list_nth(call->args, ignore_arg));
+
+			if (!IsA(ig, Const) || ((Const *) ig)->constisnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("exact verification needs a constant ignore argument"),
+						 errdetail("The expression of index \"%s\" computes what to ignore.",
+								   RelationGetRelationName(part->index))));
+			ignore = minhash_ignore_arg(DatumGetTextPP(((Const *) ig)->constvalue));
+		}
 	}
 	if (unit == NULL)
 		unit = cstring_to_text("word");
 	run->spec = minhash_shingle_spec(unit, k < 0 ? 0 : k);
+	run->spec.ignore = ignore;
 	if (OidIsValid(run->text_config))
 		run->spec.k = minhash_lexeme_k(k < 0 ? 0 : k);
 
