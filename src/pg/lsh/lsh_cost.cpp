@@ -83,6 +83,7 @@ typedef struct LshCostIndex
 	double		pages;			/* index pages */
 	double		data_pages;
 	double		leaf_entries;	/* entries a leaf holds */
+	double		leaf_pages;		/* leaves of the tree */
 	double		appended;		/* entries appended to a leaf since the build */
 	bool		sorted_leaves;	/* format 4: a search, else every entry compared */
 	minhash::BandMoments moments;
@@ -97,6 +98,7 @@ typedef struct LshCostIndex
 typedef struct LshProbe
 {
 	double		leaves;			/* leaf visits */
+	double		leaf_pages;		/* distinct leaves (a small index has fewer than bands) */
 	double		entries;		/* band entries collected */
 	double		candidates;		/* distinct rows verified (the tree's and the pending list's) */
 	double		data_pages;		/* data pages read for them */
@@ -155,6 +157,7 @@ lsh_cost_index(IndexOptInfo *info, LshCostIndex *ci)
 	if (index->rd_options != NULL && ((LshOptions *) index->rd_options)->fillfactor > 0)
 		fillfactor = ((LshOptions *) index->rd_options)->fillfactor;
 	ci->leaf_entries = LSH_TREE_CAPACITY * fillfactor / 100.0;
+	ci->leaf_pages = Max(1.0, ceil(ci->rows * ci->params.bands / ci->leaf_entries));
 	ci->sorted_leaves = meta->version >= LSH_VERSION;
 	ci->have_moments = lsh_meta_moments(meta, &ci->moments);
 	ci->scale = ci->have_moments ? ci->rows / Max(ci->moments.rows_at_build, 1.0) : 1.0;
@@ -224,6 +227,7 @@ lsh_probe_at(const LshCostIndex *ci, int m, double fallback_matches, LshProbe *p
 	p->entries = bands * (1.0 + per_band);
 	/* the range starts anywhere in a leaf and spans its entries' worth of leaves */
 	p->leaves = bands * (1.0 + (1.0 + per_band) / Max(ci->leaf_entries, 1.0));
+	p->leaf_pages = Min(p->leaves, ci->leaf_pages);
 	/* pending rows match the probe's ranges as the tree's would, or (plain pages) all */
 	pending_cand = ci->pending_keyed ? ci->pending_rows * tree_cand / ci->rows : ci->pending_rows;
 	p->candidates = tree_cand + pending_cand;
@@ -280,30 +284,30 @@ lsh_add_full_pass(const LshCostIndex *ci, double rows, LshWork *w)
 /*
  * The I/O of this work in one of loop_count scans. One scan reads its
  * distinct pages, the gapped ascending ones priced as a bitmap heap scan
- * prices its pages (sqrt of the share read, between random_page_cost and
- * seq_page_cost); a full pass re-reads the others at no cost. Over several
- * scans, the distinct pages of all of them by the Mackert-Lohman formula
- * (index_pages_fetched, with effective_cache_size), per scan, as
- * genericcostestimate counts them.
+ * prices its pages (by the square root of the share of the index it reads,
+ * between random_page_cost and seq_page_cost); a full pass re-reads the
+ * others at no cost. Over several scans, the distinct pages of all of them
+ * by the Mackert-Lohman formula (index_pages_fetched, with
+ * effective_cache_size), as genericcostestimate counts them, read at that
+ * price, per scan: a join through a small index pays for reading it once.
  */
 static Cost
 lsh_io_cost(PlannerInfo *root, const LshCostIndex *ci, const LshWork *w, double loop_count,
 			double spc_random, double spc_seq)
 {
 	double		distinct = Min(ci->pages, w->random_pages + w->seq_pages);
+	double		random = Min(w->random_pages, distinct);
 	double		fetched = distinct;
-	double		random;
-	double		cost_per_page;
+	double		random_cost;
 
 	if (distinct <= 0)
 		return 0;
+	random_cost = random >= 2.0 ?
+		spc_random - (spc_random - spc_seq) * sqrt(random / ci->pages) : spc_random;
 	if (loop_count > 1)
 		fetched = index_pages_fetched(clamp_row_est(distinct * loop_count), (BlockNumber) ci->pages,
 									  ci->pages, root) / loop_count;
-	random = fetched * Min(w->random_pages, distinct) / distinct;
-	cost_per_page = random >= 2.0 ?
-		spc_random - (spc_random - spc_seq) * sqrt(Min(random / ci->pages, 1.0)) : spc_random;
-	return random * cost_per_page + (fetched - random) * spc_seq;
+	return fetched * (random * random_cost + (distinct - random) * spc_seq) / distinct;
 }
 
 /*
@@ -427,7 +431,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		lsh_probe_at(&ci, depth, matches, &p);
 		lsh_probe_cpu(&ci, &p, p.candidates, p.data_pages, &work);
-		work.random_pages = p.leaves + p.data_pages;
+		work.random_pages = p.leaf_pages + p.data_pages;
 		work.seq_pages = ci.pending_pages;
 		/* the index returns no more rows than its candidates */
 		sel = Min(sel, p.candidates / ci.rows);
@@ -466,7 +470,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			lsh_probe_cpu(&ci, &p, found - verified, Max(0.0, p.data_pages - pages_read), &work);
 			verified = found;
 			pages_read = Max(pages_read, p.data_pages);
-			work.random_pages = Max(work.random_pages, p.leaves + pages_read);
+			work.random_pages = Max(work.random_pages, p.leaf_pages + pages_read);
 			work.seq_pages = ci.pending_pages;
 			/* rows at least as similar as depth m finds with lsh_recall */
 			complete = 1.0;
