@@ -232,8 +232,8 @@ lsh_probe_at(const LshCostIndex *ci, int m, double fallback_matches, LshProbe *p
 	pending_cand = ci->pending_keyed ? ci->pending_rows * tree_cand / ci->rows : ci->pending_rows;
 	p->candidates = tree_cand + pending_cand;
 	/* distinct data pages of the tree's candidates; pending rows fill pages in order */
-	p->data_pages = ci->data_pages * -expm1(tree_cand * log1p(-1.0 / Max(ci->data_pages, 1.0))) +
-		ceil(pending_cand / params->slots_per_page);
+	p->data_pages = ci->data_pages > 1 ? ci->data_pages * -expm1(tree_cand * log1p(-1.0 / ci->data_pages)) : 1;
+	p->data_pages += ceil(pending_cand / params->slots_per_page);
 }
 
 /* Per band: the descent in the cached levels and the search of the leaf. */
