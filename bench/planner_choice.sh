@@ -6,7 +6,7 @@
 #
 #   bash bench/planner_choice.sh [--sizes "1000 10000 100000 1000000"]
 #                                [--thresholds "0.3 0.5 0.7 0.9"] [--reps 3]
-#                                [--timeout 60] [--selfjoin-max 100000] [--keep]
+#                                [--timeout 60] [--selfjoin-max 100000] [--chosen-only] [--keep]
 #
 # Data: the benchmark's corpus (bench/gen, documents in clusters of
 # near-duplicates), generated once for the largest size into
@@ -40,11 +40,13 @@
 # time is the best of every measurement of that plan (the defaults, and the
 # forced settings that give the same plan), as the machine's load varies. A
 # run over --timeout seconds is cancelled and shown as "> timeout".
+# --chosen-only measures the chosen plans alone: to compare two builds' choices
+# (run it from a checkout of the other build, whose PG_CONFIG it installs into).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-sizes="1000 10000 100000 1000000" thresholds="0.3 0.5 0.7 0.9" reps=3 timeout=60 selfjoin_max=100000 keep=0
+sizes="1000 10000 100000 1000000" thresholds="0.3 0.5 0.7 0.9" reps=3 timeout=60 selfjoin_max=100000 keep=0 chosen_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --sizes) sizes=$2; shift 2 ;;
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --selfjoin-max) selfjoin_max=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --chosen-only) chosen_only=1; shift ;;
     *) sed -n '2,12p' "$0" >&2; exit 2 ;;
     esac
 done
@@ -97,8 +100,13 @@ SQL
     echo "### Planner choice ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1)," \
          "load average at start: $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
     echo
-    echo "| rows | t | query | chosen plan | chosen ms | no index | index scan | bitmap | lsh, no primary key | chosen / best |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    if [ "$chosen_only" = 1 ]; then
+        echo "| rows | t | query | chosen plan | chosen ms |"
+        echo "|---|---|---|---|---|"
+    else
+        echo "| rows | t | query | chosen plan | chosen ms | no index | index scan | bitmap | lsh, no primary key | chosen / best |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
+    fi
 } | tee "$RESULTS/report.md"
 
 # The scans of pc_docs in a plan, outer first: "lsh", "lsh bitmap", "pkey", "seq".
@@ -149,6 +157,7 @@ measure() {
         "$guc SET enable_seqscan = off; SET enable_indexscan = off;")
     [ "$form" = self-join ] &&
         settings+=("BEGIN; ALTER TABLE pc_docs DROP CONSTRAINT pc_docs_pkey; $guc SET LOCAL enable_seqscan = off;")
+    [ "$chosen_only" = 1 ] && settings=("$guc")
     local -a best=() slow=()
     local r i res
     for ((r = 0; r < reps; r++)); do
@@ -172,6 +181,10 @@ measure() {
             awk -v a="${best[$i]%%|*}" -v b="${chosen%%|*}" 'BEGIN { exit !(a < b) }' && chosen=${best[$i]}
     done
     [ "${#settings[@]}" -gt 4 ] && lsh=${best[4]}
+    if [ "$chosen_only" = 1 ]; then
+        echo "| $n | $t | $form | ${chosen#*|} | $(fmt_ms "$chosen") |" | tee -a "$RESULTS/report.md"
+        return
+    fi
     fastest=$(printf '%s\n' "${best[@]:1}" | awk -F'|' '$1 != "timeout" && (b == "" || $1 < b) { b = $1 } END { print b }')
     if [ "${chosen%%|*}" = timeout ] || [ -z "$fastest" ]; then
         ratio="-"

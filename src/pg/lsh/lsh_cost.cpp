@@ -17,17 +17,20 @@
  * (minhash::expected_candidates: near-duplicates are found through many
  * bands but verified once), scaled to the rows the index holds now.
  *
- * Pages. A probe reads its leaves in band order and its data pages in row
- * order, both ascending block numbers of a built index (data pages first,
- * then the leaves in key order, band by band): PostgreSQL prices such reads
- * as a bitmap heap scan's, between random_page_cost for a few pages and
+ * Pages. Each page of a scan is counted once (re-reads within it are cache
+ * hits; an index with fewer leaves than bands reads each leaf once). A probe
+ * reads its leaves in band order and its data pages in row order, both
+ * ascending block numbers of a built index (data pages first, then the
+ * leaves in key order, band by band): PostgreSQL prices such reads as a
+ * bitmap heap scan's, between random_page_cost for a few pages and
  * seq_page_cost for all of them. Repeated scans (the inner side of a nested
- * loop, loop_count > 1) and re-reads within one scan share pages, counted as
- * genericcostestimate and cost_index count them: distinct pages over all
- * loops by the Mackert-Lohman formula (index_pages_fetched, with
- * effective_cache_size), then per loop. So a probe of a cold index costs its
- * ~b page reads, and the thousandth probe of a join through a small index
- * costs its CPU.
+ * loop, loop_count > 1) share pages, counted as genericcostestimate counts
+ * them: the distinct pages over all loops by the Mackert-Lohman formula
+ * (index_pages_fetched, with effective_cache_size), at one probe's price,
+ * per loop. So a probe of a cold index costs its ~b page reads, and the
+ * thousandth probe of a join through a small index costs its CPU. A LATERAL
+ * subquery runs once per outer row too, but is planned without a loop
+ * count: it is taken from the outer level (lsh_outer_loops).
  *
  * CPU. Each page visited costs LSH_PAGE_CPU (pin, lock, checks, the search
  * in it), each candidate LSH_VERIFY_CPU, each entry collected and each
