@@ -111,10 +111,12 @@ RESET minhash.lsh_max_scan_tuples;
 -- plans on the 0.5 index, and a scan with two % conditions probes one
 CREATE INDEX lf_sig8 ON lf USING lsh (sig) WITH (threshold = 0.8);
 SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 SET minhash.similarity_threshold = 0.5;
 EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM lf WHERE sig % :'q' AND sig % :'q';
 RESET minhash.similarity_threshold;
+RESET enable_bitmapscan;
 RESET enable_seqscan;
 DROP TABLE lf;
 

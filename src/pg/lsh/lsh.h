@@ -363,8 +363,10 @@ bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_ti
 					  struct IndexInfo *indexInfo);
 void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
 
-/* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold */
+/* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold; the build's statistics */
+namespace minhash { struct BandMoments; }
 double		lsh_similar_restriction_sel(struct PlannerInfo *root, List *args, int varRelid, double threshold);
+bool		lsh_meta_moments(const LshMetaPageData *meta, minhash::BandMoments *moments);
 
 /* lsh_scan.cpp */
 IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);
