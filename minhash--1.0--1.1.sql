@@ -284,3 +284,12 @@ CREATE FUNCTION minhash_match(index regclass, key_column name, key_type anyeleme
     LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
 COMMENT ON FUNCTION minhash_match(regclass, name, anyelement, regclass, name, name, double precision) IS
     'minhash_match with keys of the type of key_type (e.g. NULL::text)';
+
+-- src/sql/20_functions.sql: minhash_bands(sig, bands, rows, depth) and
+-- minhash_first_band follow the lsh index's probe rule (its 32-bit band keys
+-- under the probe mask), so that band keys computed outside an index (Citus,
+-- sharded tables) find the pairs the index finds. Same C symbols.
+COMMENT ON FUNCTION minhash_bands(minhash, integer, integer, integer) IS
+    'the band keys an lsh index with these bands and rows stores, on the bits a probe of that depth compares';
+COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
+    'first LSH band (1-based) whose keys a probe of that depth matches for a and b, or NULL';
