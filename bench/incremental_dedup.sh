@@ -9,8 +9,10 @@
 # batch's first 100 rows and scaled to the batch). Per threshold and round,
 # the methods alternate; each call runs in a new connection (a batch job's).
 # Wall time and CPU time (what the postmaster reaped from the backend), and
-# the rows returned; the pairs of minhash_match and of the join are compared
-# (both EXCEPTs, which must be empty).
+# the rows returned; then the same in one warm backend that has run each
+# query before (its CPU from /proc/self/schedstat, and its minor page
+# faults); the pairs of minhash_match and of the join are compared (both
+# EXCEPTs, which must be empty).
 #
 #   bash bench/incremental_dedup.sh DOCS.tsv [ROWS] [BATCH] [ROUNDS] [THRESHOLDS]
 #
@@ -88,6 +90,39 @@ for t in $thresholds; do
     res=$(timed_count "$pm" "(SELECT n.id, o.id FROM batch100 n JOIN docs o ON minhash_similar(o.sig, n.sig, $t)) j" \
         "SET enable_indexscan = off" "SET enable_bitmapscan = off" "SET jit = off")
     echo "| $t | seq scan, first 100 batch rows (× $((batch / 100)) for the batch) | 1 | $res | $load |"
+done
+
+# The same in one backend that has run each query before (a pooled
+# connection): its CPU from /proc/self/schedstat, and the minor page faults
+# (a new backend faults in every shared buffer page it touches first).
+stat() { echo "split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 AS c0, split_part(pg_read_file('/proc/self/stat'), ' ', 10)::int8 AS f0, clock_timestamp() AS w0"; }
+echo
+echo "In one warm backend (each query run once before):"
+echo
+echo "| t | method | round | wall s | CPU s | rows | minor faults | load average before |"
+echo "|---|---|---|---|---|---|---|---|"
+for t in $thresholds; do
+    {
+        echo "SET enable_seqscan = off; SET jit = off; SET minhash.similarity_threshold = $t;"
+        for q in "$(match_q "$t")" "$(join_ge_q "$t")" "$(join_pct_q "$t")"; do
+            echo "SELECT count(*) FROM $q;"
+        done
+        for r in $(seq 1 "$rounds"); do
+            for m in match join_ge join_pct; do
+                case $m in
+                match) q=$(match_q "$t") ;;
+                join_ge) q=$(join_ge_q "$t") ;;
+                join_pct) q=$(join_pct_q "$t") ;;
+                esac
+                echo "SELECT pg_read_file('/proc/loadavg') AS load \gset"
+                echo "SELECT $(stat) \gset"
+                echo "SELECT count(*) AS n FROM $q \gset"
+                echo "SELECT format('| $t | $m | $r | %s | %s | %s | %s | %s |', round(extract(epoch FROM clock_timestamp() - :'w0')::numeric, 3),
+                      round((split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 - :c0) / 1e9, 3), :n,
+                      split_part(pg_read_file('/proc/self/stat'), ' ', 10)::int8 - :f0, substr(:'load', 1, 14));"
+            done
+        done
+    } | psql -X -q -tA -v ON_ERROR_STOP=1 | grep '^|'
 done
 
 echo
