@@ -157,6 +157,12 @@ SELECT count(*) AS pairs,
        count(DISTINCT p.tableoid) AS partitions
 FROM minhash_match('mpart_sig', 'id', 'mnew', 'id', 'sig', 0.5) m JOIN mpart p ON p.id = m.key;
 
+-- a batch of 50 copies of one indexed row: each row it matches is met by
+-- every copy in every band they share
+CREATE TABLE mcopies AS SELECT 800000 + g AS id, (SELECT sig FROM mold WHERE id = 13) AS sig
+FROM generate_series(1, 50) g;
+SELECT d.*, d.pairs % 50 = 0 AS by_fifty FROM mdiff(0.5, batch => 'mcopies') d;
+
 -- signatures the index cannot compare with its own: 22023, with a hint
 CREATE TABLE mbad (id int, sig minhash, body text);
 INSERT INTO mbad VALUES (1, minhash(ARRAY[1, 2, 3], num_perm => 64), 'x');
@@ -234,5 +240,5 @@ SELECT count(*) FROM minhash_match('mempty_sig', 'id', 'mnew', 'id', 'sig');
 DROP FUNCTION mdiff(float8, text, text), mjoin(float8, text);
 DROP MATERIALIZED VIEW mmat;
 DROP VIEW mview;
-DROP TABLE mold, mnew, mpart, mbad, mdocs, mempty;
+DROP TABLE mold, mnew, mpart, mbad, mdocs, mempty, mcopies;
 RESET jit;

@@ -19,11 +19,11 @@
  *     pending rows' entries, then its leaf level merged with those keys in
  *     key order: where batch keys are dense every leaf is read once along
  *     the right links, where they are sparse the next key is found by a
- *     descent of the band tree (lsh_cursor_range); each leaf is copied under
- *     its lock with its right link, as the all-pairs walk copies leaves
+ *     descent of the band tree; each leaf is searched under its share lock
+ *     and its right link taken with it, as the all-pairs walk reads leaves
  *     (pairs_merge.cpp), and the indexed rows of each batch key's range meet
  *     the batch rows with that key as candidates (indexed row id, batch row,
- *     key);
+ *     key), added once the leaf is released;
  *  3. the candidates sorted by indexed row id (each data page read once per
  *     sort), each pair kept in the group of the first key its rows share
  *     (lsh_probe_first_key, as the all-pairs walk does), verified by the %
@@ -34,9 +34,10 @@
  * row-level security refused, partitions merged as one index, keys.
  *
  * Memory: the chunk (a quarter of work_mem), the candidates (a sixteenth,
- * verified whenever full) and the row cache (three quarters, as the pairs');
- * a batch larger than its chunk is matched chunk by chunk, one pass over
- * the index each.
+ * verified whenever full, and their sort's scratch), the data-page hints (a
+ * sixteenth, pairs_pages.h) and a small row cache (each indexed row is
+ * resolved once per verification); a batch larger than its chunk is matched
+ * chunk by chunk, one pass over the index each.
  */
 #include "pg/pg_prelude.h"
 
@@ -242,7 +243,10 @@ batch_read_chunk(Match *m)
 	{
 		SPITupleTable *tt;
 
-		SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 1000));
+		/* keys taken by reference count against the chunk's memory too */
+		if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->run.budget)
+			break;
+		SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 256));
 		if (SPI_processed == 0)
 		{
 			m->batch_done = true;
@@ -316,6 +320,10 @@ chunk_entries(Match *m)
 static void
 sort_cands(MatchCand *c, Size n, MatchCand *scratch) noexcept
 {
+	auto		before = [](const MatchCand &x, const MatchCand &y) {
+		return x.row != y.row ? x.row < y.row : x.key < y.key;
+	};
+
 	minhash::stable_sort_by_u64(c, n, scratch, [](const MatchCand &x) { return x.gid; });
 	for (Size i = 0; i < n;)
 	{
@@ -323,12 +331,19 @@ sort_cands(MatchCand *c, Size n, MatchCand *scratch) noexcept
 
 		while (end < n && c[end].gid == c[i].gid)
 			end++;
+		/* an indexed row many batch rows meet (copies of one document) */
+		if (end - i > 32)
+		{
+			std::sort(c + i, c + end, before);
+			i = end;
+			continue;
+		}
 		for (Size j = i + 1; j < end; j++)
 		{
 			MatchCand	v = c[j];
 			Size		k = j;
 
-			while (k > i && (c[k - 1].row > v.row || (c[k - 1].row == v.row && c[k - 1].key > v.key)))
+			while (k > i && before(v, c[k - 1]))
 			{
 				c[k] = c[k - 1];
 				k--;
@@ -383,7 +398,7 @@ match_verify(Match *m)
 		Buffer		buf;
 		const LshSlotHeader *slot;
 		ItemPointerData tid;
-		int			npassed = 0;
+		Size		npassed = 0;
 
 		while (end < n && c[end].gid == gid)
 			end++;
@@ -421,7 +436,7 @@ match_verify(Match *m)
 			const PairsRow *row = pairs_resolve_one(run, gid, &tid);
 
 			if (row->status == PAIRS_ROW_VISIBLE)
-				for (int p = 0; p < npassed; p++)
+				for (Size p = 0; p < npassed; p++)
 					emit(m, m->passed[p].row, row, m->passed[p].sim);
 		}
 		i = end;
