@@ -356,3 +356,37 @@ CREATE FUNCTION minhash_shingles(doc text, k integer, ignore minhash_ignore, uni
     AS 'MODULE_PATHNAME', 'minhash_shingles_ignore' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, minhash_ignore, text) IS
     'distinct shingles of a document with accents or punctuation left out, in order of first appearance (k = 0: 5 words or 9 characters)';
+-- One probe rule for every reader of an lsh index, and its recall
+-- (src/sql/50_lsh.sql); a batch of rows against an index (src/sql/60_pairs.sql).
+CREATE FUNCTION minhash_lsh_recall(index regclass, threshold double precision DEFAULT NULL)
+    RETURNS TABLE (similarity double precision, recall double precision, depth integer)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_recall' LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 3;
+COMMENT ON FUNCTION minhash_lsh_recall(regclass, double precision) IS
+    'probability that the index finds a pair of similarity t, t + 0.05, t + 0.1 at threshold t, and the probe depth';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key bigint, key bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, regclass, name, name, double precision) IS
+    'every pair of a batch row and an indexed row with similarity >= threshold, once, as (batch_key, key, similarity)';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name, key_type anyelement,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key anyelement, key anyelement, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, anyelement, regclass, name, name, double precision) IS
+    'minhash_match with keys of the type of key_type (e.g. NULL::text)';
+
+-- src/sql/20_functions.sql: minhash_bands(sig, bands, rows, depth) and
+-- minhash_first_band follow the lsh index's probe rule (its 32-bit band keys
+-- under the probe mask), so that band keys computed outside an index (Citus,
+-- sharded tables) find the pairs the index finds. Same C symbols.
+COMMENT ON FUNCTION minhash_bands(minhash, integer, integer, integer) IS
+    'the band keys an lsh index with these bands and rows stores, on the bits a probe of that depth compares';
+COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
+    'first LSH band (1-based) whose keys a probe of that depth matches for a and b, or NULL';

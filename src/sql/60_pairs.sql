@@ -63,3 +63,31 @@ CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyel
     LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
 COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
     'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';
+
+-- ---------------------------------------------------------------------------
+-- A batch of rows against an lsh index (src/pg/pairs/pairs_match.cpp,
+-- docs/pairs.md "minhash_match"): every (batch row, indexed row) pair with
+-- estimated similarity >= threshold, each once, as the per-row join
+--     SELECT n.id, o.id FROM batch n JOIN docs o ON o.sig %>= ROW(n.sig, t)::minhash_query
+-- through the index returns them, in one merge of the batch's band keys with
+-- the index's leaves. The batch (table, view or materialized view) is read as
+-- the caller; keys come back as bigint, or as key_type's type.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash_match(index regclass, key_column name,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key bigint, key bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, regclass, name, name, double precision) IS
+    'every pair of a batch row and an indexed row with similarity >= threshold, once, as (batch_key, key, similarity)';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name, key_type anyelement,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key anyelement, key anyelement, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, anyelement, regclass, name, name, double precision) IS
+    'minhash_match with keys of the type of key_type (e.g. NULL::text)';

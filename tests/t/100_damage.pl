@@ -8,7 +8,8 @@
 # batches: stop the server, copy the pristine files back, damage each table's
 # index file in one seeded way, start, and run on each damaged index
 #   % (index scan), % (bitmap scan), ORDER BY <%> LIMIT, minhash_similar_pairs
-#   (serial, and walked by parallel workers), minhash_clusters, minhash_lsh_check(heapallindexed), INSERT, VACUUM,
+#   (serial, and walked by parallel workers), minhash_clusters, minhash_match
+#   (an undamaged table as the batch), minhash_lsh_check(heapallindexed), INSERT, VACUUM,
 #   minhash_lsh_stats
 # each under statement_timeout. Every statement must end with an error of
 # class XX (XX001 data_corrupted from the buffer manager, XX002
@@ -62,6 +63,7 @@ sub q_similar { my ($t, $q) = @_; return "SELECT coalesce(string_agg(id::text, '
 sub q_nearest { my ($t, $q) = @_; return "SELECT string_agg(d, ',') FROM (SELECT round((sig <%> fam_sig($q))::numeric, 6)::text AS d FROM $t ORDER BY sig <%> fam_sig($q) LIMIT 5) s"; }
 sub q_pairs { my ($i) = @_; return "SELECT count(*) || ':' || coalesce(sum(key_a * 1000 + key_b), 0) FROM minhash_similar_pairs('$i', 'id')"; }
 sub q_clusters { my ($i) = @_; return "SELECT count(*) || ':' || count(DISTINCT cluster_id) || ':' || coalesce(sum(key * cluster_id), 0) FROM minhash_clusters('$i', 'id')"; }
+sub q_match { my ($i) = @_; return "SELECT count(*) || ':' || coalesce(sum(batch_key * 1000 + key), 0) FROM minhash_match('$i', 'id', 'base', 'id', 'sig')"; }
 
 my (%want_similar, %want_nearest);
 for my $q (@qids)
@@ -80,6 +82,10 @@ my $seq_pairs = $node->safe_psql('postgres',
 	"SELECT count(*) || ':' || sum(a.id * 1000 + b.id) FROM base a JOIN base b ON a.id < b.id AND a.sig % b.sig");
 is($want_pairs, $seq_pairs, 'the undamaged index finds every similar pair a self-join finds');
 my $want_clusters = $node->safe_psql('postgres', q_clusters('base_idx'));
+my $want_match = $node->safe_psql('postgres', q_match('base_idx'));
+my $join_match = $node->safe_psql('postgres',
+	"SET enable_seqscan = off; SELECT count(*) || ':' || sum(n.id * 1000 + o.id) FROM base n JOIN base o ON o.sig % n.sig");
+is($want_match, $join_match, 'the undamaged index matches a batch as the per-row join through it does');
 
 # ---- the tables, their files, and a pristine copy ----
 
@@ -357,6 +363,7 @@ sub run_variant
 		[ 'pairs_parallel', "SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 2;\n"
 			  . q_pairs("d${t}_idx") . ";\nRESET minhash.pairs_min_parallel_index_size" ],
 		[ 'clusters', q_clusters("d${t}_idx") ],
+		[ 'match', q_match("d${t}_idx") ],
 		# the problems listed, and how many of them repeat a line
 		[ 'check', "SELECT count(*) || ' listed, ' || (count(*) - count(DISTINCT p)) || ' repeated' FROM minhash_lsh_check('d${t}_idx', true) p" ],
 		[ 'insert', "INSERT INTO d$t SELECT id + 1000, sig FROM base WHERE id < 24" ],
@@ -474,6 +481,7 @@ while ($done < $nvariants)
 			  : $stmt eq 'nearest' ? $want_nearest{$q}
 			  : $stmt eq 'pairs' || $stmt eq 'pairs_parallel' ? $want_pairs
 			  : $stmt eq 'clusters' ? $want_clusters
+			  : $stmt eq 'match' ? $want_match
 			  : undef;
 			$check_found = 1 if $stmt eq 'check' && $out !~ /^0 listed/;
 			if ($stmt eq 'check' && $out !~ / 0 repeated$/)

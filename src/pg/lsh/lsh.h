@@ -143,13 +143,21 @@ Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
 							 double *threshold);
-int			lsh_probe_depth(const LshIndexParams *params, double threshold);
-double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
 void		lsh_notice_format1(Relation index);
+
+/* lsh_probe.cpp: the probe rule shared by scans, all pairs, minhash_match and Citus */
+int			lsh_probe_depth(const LshIndexParams *params, double threshold);
+int			lsh_prefix_depth(const LshIndexParams *params, double threshold);
+double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
+double		lsh_candidate_probability(const LshIndexParams *params, int depth, double s);
+uint32		lsh_probe_mask(const LshIndexParams *params, int depth);
+void		lsh_probe_range(const LshIndexParams *params, uint32 key, int depth, uint32 *lo, uint32 *hi);
+bool		lsh_probe_first_key(const LshIndexParams *params, int depth, const uint32 *a,
+								const uint32 *b, uint32 key);
 
 /* lsh_slots.cpp: the signature store */
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
@@ -250,6 +258,7 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 								 bool *has_low, uint32 *low, int *hint);
 LshBufferHint *lsh_leaf_hint(Relation index, int hint);
+LshBufferHint *lsh_leaf_hint_for(Relation index, int hint, BlockNumber blkno);
 void		lsh_leaf_hint_prefetch(Relation index, int hint);
 void		lsh_sort_entries(LshEntry *e, Size n);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);

@@ -13,6 +13,8 @@
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
+ *  pairs_match.cpp    minhash_match: a batch of rows against the index, one merge
+ *  pairs_pages.h      data pages by row id (hints, checks), for the walk and match
  *
  * Partitioned indexes: the walk merges the sorted leaf levels of every
  * partition's index (a k-way merge of leaf cursors), so a band group holds
@@ -22,8 +24,9 @@
  *
  * Dedup without memory: two rows that share several bands meet in several
  * band groups. A candidate pair met in the group of key K is verified only
- * if K is the key of the first band in which the two stored signatures are
- * fully equal; that group is met exactly once in the walk (row ids are
+ * if K is the first key the two stored signatures share at the probe depth
+ * (lsh_probe_first_key: the first band whose keys match, as a % probe
+ * matches them); that group is met exactly once in the walk (row ids are
  * deduplicated within a group), so every pair comes out once with no set of
  * pairs seen.
  */
@@ -80,6 +83,7 @@ typedef struct PairsArgs
 	const char *keep_column;	/* minhash_clusters: the column choosing the row kept, or NULL */
 	const char *funcname;		/* for messages */
 	Oid			ext_namespace;	/* schema of the extension's functions */
+	Size		cache_bytes;	/* the row cache's table; 0: half of work_mem */
 } PairsArgs;
 
 struct PairsRun;
@@ -118,13 +122,14 @@ typedef struct PairsRun
 	PairsPart  *parts;			/* in ascending base order */
 	LshIndexParams params;		/* shared by all parts; num_perm = 0: nothing inserted */
 	/*
-	 * Probe depth at the threshold (lsh_probe_depth): a band group is a run of
-	 * keys equal under key_mask (the prefix of that depth; all bits for whole
-	 * bands), and a pair is a candidate when its signatures agree on the first
-	 * probe_len values of some band.
+	 * The probe rule at the threshold (lsh_probe.cpp), the % operator's: a
+	 * band group is a run of keys equal under key_mask (lsh_probe_mask: the
+	 * prefix of the probe depth; all bits for whole bands), and a pair is
+	 * verified in the group of the first key its rows share
+	 * (lsh_probe_first_key).
 	 */
 	uint32		key_mask;
-	int			probe_len;
+	int			depth;
 	uint64		nrowids;		/* global row ids are below this */
 	Relation	parentheap;		/* a partitioned index and its table, else NULL */
 	Relation	parentindex;
@@ -193,6 +198,8 @@ void		pairs_begin(PairsRun *run, const PairsArgs *args);
 void		pairs_end(PairsRun *run);
 void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *funcname,
 							 bool polymorphic, int threshold_arg, int exact_arg);
+double		pairs_threshold_arg(FunctionCallInfo fcinfo, int argno);
+const char *pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required);
 int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
 
 /* the part a global row id belongs to */
@@ -280,6 +287,7 @@ bool		pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 void		pairs_cache_init(PairsRun *run);
 void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
+PairsRow   *pairs_resolve_one(PairsRun *run, uint64 id, ItemPointer tid);
 
 bool		pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key);
 bool		pairs_fetch_keep(PairsRun *run, int part, Datum *keep);

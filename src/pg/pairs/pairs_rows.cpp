@@ -30,7 +30,7 @@ extern "C" {
 void
 pairs_cache_init(PairsRun *run)
 {
-	Size		table_bytes = (Size) work_mem * 1024 / 2;
+	Size		table_bytes = run->args.cache_bytes > 0 ? run->args.cache_bytes : (Size) work_mem * 1024 / 2;
 	uint32		cap = 1024;
 
 	while ((Size) cap * 2 * sizeof(PairsRow) <= table_bytes && cap < (1U << 30))
@@ -205,6 +205,17 @@ pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPoint
 	*a = cache_get(run, ida, tida);
 	/* b's probe may have ended at the entry a just took: look again */
 	*b = cache_get(run, idb, tidb);
+}
+
+/* One row (minhash_match: the indexed end of a pair; the other end is the batch's). */
+PairsRow *
+pairs_resolve_one(PairsRun *run, uint64 id, ItemPointer tid)
+{
+	if (cache_lookup(run, id)->status == PAIRS_ROW_EMPTY &&
+		(run->cache_count + 1 > run->cache_max ||
+		 MemoryContextMemAllocated(run->cache_cxt, false) > run->cache_arena_max))
+		cache_reset(run);
+	return cache_get(run, id, tid);
 }
 
 /*

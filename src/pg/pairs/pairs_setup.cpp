@@ -47,7 +47,7 @@ extern "C" {
 }
 
 /* threshold argument: NULL means the GUC minhash.similarity_threshold */
-static double
+double
 pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 {
 	double		t;
@@ -63,7 +63,7 @@ pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 	return t;
 }
 
-static const char *
+const char *
 pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required)
 {
 	if (PG_ARGISNULL(argno))
@@ -628,31 +628,24 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 }
 
 /*
- * Below the index's design threshold, band groups are runs of keys sharing a
- * prefix of the probe depth (version 2 keys only; a version-1 index keeps
- * 1.0's whole-band groups and says once that REINDEX would widen it).
+ * The probe rule at the threshold (lsh_probe.cpp), as a % scan probes: below
+ * the index's design threshold, band groups are runs of keys sharing the
+ * prefix of the probe depth (version 2 keys; a version-1 index keeps 1.0's
+ * whole-band groups and says once that REINDEX would widen it).
  */
 static void
 set_probe_depth(PairsRun *run)
 {
-	run->probe_len = run->params.rows;
+	run->depth = run->params.rows;
 	run->key_mask = 0xFFFFFFFF;
 	if (run->params.num_perm == 0)
 		return;
-	run->probe_len = lsh_probe_depth(&run->params, run->args.threshold);
-	if (run->params.version != LSH_VERSION_EXACT && run->probe_len < run->params.rows)
-	{
-		uint32		lo,
-					hi;
-
-		minhash::prefix_range(run->params.layout, 0, run->probe_len, &lo, &hi);
-		run->key_mask = ~hi;
-		return;
-	}
-	if (run->probe_len < run->params.rows)
+	run->depth = lsh_probe_depth(&run->params, run->args.threshold);
+	run->key_mask = lsh_probe_mask(&run->params, run->depth);
+	if (run->params.version == LSH_VERSION_EXACT &&
+		lsh_prefix_depth(&run->params, run->args.threshold) < run->params.rows)
 		for (int p = 0; p < run->nparts; p++)
 			lsh_notice_format1(run->parts[p].index);
-	run->probe_len = run->params.rows;
 }
 
 /*
