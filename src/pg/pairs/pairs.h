@@ -13,6 +13,7 @@
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
+ *  pairs_cluster_finish.{h,cpp}  from pairs to clusters (also for Citus)
  *  pairs_match.cpp    minhash_match: a batch of rows against the index, one merge
  *  pairs_pages.h      data pages by row id (hints, checks), for the walk and match
  *
