@@ -62,10 +62,7 @@ extern "C" {
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "parser/parse_coerce.h"
-#include "parser/parse_collate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -164,7 +161,6 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	Relation	index;
 	AttrNumber	distattno;
 	AttrNumber	keyattno;
-	Var		   *keyvar;
 	Node	   *keyexpr;
 	Oid			nsp;
 	MhCitusIndexStats st;
@@ -186,16 +182,7 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 
 	heap = table_open(relid, AccessShareLock);
 	index = index_open(args->indexoid, AccessShareLock);
-	if (!lsh_is_lsh_index(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
-	if (!index->rd_index->indisvalid)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
-				 errdetail("It may miss rows: its build failed or is in progress."),
-				 errhint("REINDEX the index.")));
+	pairs_check_index(index);
 	if (!args->exact && (args->text_column != NULL || args->unit != NULL || args->k >= 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -235,34 +222,11 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 					"Distribute the table by a column of a type with a btree operator class.");
 	plan->dist_eq = qualified_operator(tce->eq_opr);
 
-	/* the key, coerced as on one server (pairs_setup.cpp, key_expression) */
-	keyattno = get_attnum(relid, args->key_column);
-	if (keyattno == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("key column \"%s\" of relation \"%s\" does not exist",
-						args->key_column, RelationGetRelationName(heap))));
+	/* the key, coerced as on one server */
+	keyattno = pairs_column_attnum(heap, args->key_column, "key column");
 	if (keyattno < 0)
 		unsupported(plan, "system columns as keys", "Use a column of the table as the key.");
-	{
-		Oid			typid;
-		int32		typmod;
-		Oid			collid;
-
-		get_atttypetypmodcoll(relid, keyattno, &typid, &typmod, &collid);
-		keyvar = makeVar(1, keyattno, typid, typmod, collid, 0);
-	}
-	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
-									COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
-	if (keyexpr == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" is of type %s, which cannot be returned as %s",
-						args->key_column, format_type_be(keyvar->vartype),
-						format_type_be(args->key_type)),
-				 errhint("Pass key_type => NULL::%s to get keys of the column's own type.",
-						 format_type_be(keyvar->vartype))));
-	assign_expr_collations(NULL, keyexpr);
+	keyexpr = pairs_key_coercion(args, heap, keyattno);
 	plan->key_collation = exprCollation(keyexpr);
 	plan->key = quote_identifier(args->key_column);
 	plan->key_typid = args->key_type;

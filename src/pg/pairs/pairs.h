@@ -202,6 +202,10 @@ void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *fun
 double		pairs_threshold_arg(FunctionCallInfo fcinfo, int argno);
 const char *pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required);
 int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
+/* also for Citus tables (citus_pairs.cpp), whose pairs come from distributed SQL */
+void		pairs_check_index(Relation index);
+AttrNumber	pairs_column_attnum(Relation heap, const char *name, const char *what);
+Node	   *pairs_key_coercion(const PairsArgs *args, Relation heap, AttrNumber attnum);
 
 /* the part a global row id belongs to */
 static inline int
