@@ -12,10 +12,14 @@
 #    shards with its LIMIT), a join with a reference table of queries;
 #  - minhash_similar_pairs and minhash_clusters (both modes) computed by
 #    Citus's distributed execution, at and below the index's threshold;
-#    unsupported cases are errors with hints, never 0 rows;
+#    unsupported cases (and minhash_match on a distributed table's index)
+#    are errors with hints, never 0 rows;
 #  - minhash_lsh_stats summed over the shards;
 #  - minhash_agg and minhash_merge_agg computed on the workers
-#    (worker_partial_agg) and combined on the coordinator.
+#    (worker_partial_agg) and combined on the coordinator;
+#  - with shards on the coordinator too (Citus runs their tasks in the
+#    calling backend), the same pairs, clusters, statistics, % and aggregate,
+#    and minhash_match of a distributed batch.
 #
 # Rows: 60 groups of 50; row g's set is the 60 consecutive integers from
 # (g / 50) * 1000 + g % 50, so two rows of a group at distance d have
@@ -347,7 +351,8 @@ for my $case (
 	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
 	[ "minhash_clusters('docs_lsh', 'id', mode => 'representative', keep => 'id', keep_desc => true)", qr/does not support keep.*HINT:  On a Citus table each cluster is named by its smallest key/s, 'keep' ],
 	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
-	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ])
+	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ],
+	[ "minhash_match('docs_lsh', 'id', 'docs_ref', 'id', 'sig')", qr/minhash_match does not support Citus tables.*HINT:  Join the batch with the table on %>=/s, 'minhash_match on the shell index' ])
 {
 	($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM $case->[0]");
 	like($err, $case->[1], "$case->[2] is an error with a hint, not 0 rows");
@@ -389,6 +394,60 @@ like($plan, qr/coord_combine_agg\(.*\n(.*\n)*.*Query: SELECT .*worker_partial_ag
 is($coord->safe_psql('postgres', 'SELECT minhash_merge_agg(sig)::text FROM docs'),
 	$coord->safe_psql('postgres', 'SELECT minhash_merge_agg(sig)::text FROM docs_ref'),
 	'minhash_merge_agg over the distributed table equals the plain table\'s');
+
+# --- shards on the coordinator too: Citus runs their tasks locally ---
+# With shouldhaveshards, the coordinator holds shards of the tables created
+# from then on, and Citus runs the tasks of those shards in the calling
+# backend (local execution, on by default) instead of over a connection:
+# pairs and clusters must not lose the pairs found on them. Last in this
+# file, so that no table above has shards on the coordinator.
+$coord->safe_psql('postgres', qq{
+SELECT citus_set_node_property('127.0.0.1', @{[ $coord->port ]}, 'shouldhaveshards', true);
+CREATE TABLE here (id bigint NOT NULL, sig minhash);
+SELECT create_distributed_table('here', 'id', colocate_with => 'none', shard_count => 3);
+INSERT INTO here SELECT * FROM docs_ref WHERE id < 1000;
+CREATE INDEX here_lsh ON here USING lsh (sig);
+CREATE TABLE here_ref AS SELECT * FROM here;
+CREATE INDEX here_ref_lsh ON here_ref USING lsh (sig);
+});
+is($coord->safe_psql('postgres', qq{
+	SELECT count(DISTINCT nodeport) || '/' || count(*) FILTER (WHERE nodeport = @{[ $coord->port ]})
+	FROM pg_dist_shard_placement WHERE shardid IN (SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'here'::regclass)}),
+	'3/1', 'table here has one shard on each node, the coordinator included');
+# Citus says which shard commands it runs in this backend: the final query
+# of the pairs (over the scratch table of entries, *_e) is one of them.
+($ret, $out, $err) = $coord->psql('postgres', q{
+	SET citus.log_local_commands = on;
+	CREATE TEMP TABLE a AS SELECT * FROM minhash_similar_pairs('here_lsh', 'id', 0.5);
+	RESET citus.log_local_commands;
+	CREATE TEMP TABLE b AS SELECT * FROM minhash_similar_pairs('here_ref_lsh', 'id', 0.5);
+	SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+	       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)});
+like($err, qr/executing the command locally: SELECT .* FROM \(public\.minhash_pairs_\d+_\d+_e_\d+ x JOIN/,
+	'the final query of the pairs runs locally on the coordinator\'s shards');
+($n, $m, $diff) = split /\|/, $out;
+ok($ret == 0 && $n == $m && $diff == 0 && $n > 1000,
+	"shards on the coordinator: minhash_similar_pairs gives the plain table's $m pairs ($n, $diff differ)");
+# (the clusters come from the same distributed pairs in both modes)
+($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_clusters('here_lsh', 'id', 0.5, mode => 'representative')",
+	"SELECT * FROM minhash_clusters('here_ref_lsh', 'id', 0.5, mode => 'representative')", 'NULL');
+ok($n == $m && $diff == 0 && $n > 0,
+	"shards on the coordinator: minhash_clusters gives the plain table's clusters ($m rows, $diff differ)");
+is($coord->safe_psql('postgres', sprintf($stats, "'here_lsh'")),
+	$coord->safe_psql('postgres', sprintf($stats, "'here_ref_lsh'")),
+	'shards on the coordinator: minhash_lsh_stats sums them too');
+is($coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.6;
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM here WHERE sig % '$sig{7}';
+	SELECT minhash_merge_agg(sig)::text FROM here"),
+	$coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.6;
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM here_ref WHERE sig % '$sig{7}';
+	SELECT minhash_merge_agg(sig)::text FROM here_ref"),
+	'shards on the coordinator: % and minhash_merge_agg give the plain table\'s answers');
+# a distributed batch for minhash_match (its index a plain table's): read by Citus as any query
+my $match = "SELECT count(*) || ':' || sum(batch_key * 1000 + key) FROM minhash_match('here_ref_lsh', 'id', '%s', 'id', 'sig', 0.6)";
+is($coord->safe_psql('postgres', sprintf($match, 'here')), $coord->safe_psql('postgres', sprintf($match, 'here_ref')),
+	'shards on the coordinator: minhash_match of a distributed batch gives the plain batch\'s pairs');
 
 $_->stop for ($coord, @workers);
 done_testing();

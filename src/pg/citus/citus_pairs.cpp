@@ -22,7 +22,8 @@
  *     whose keys agree (minhash_first_band: each pair is reported from one
  *     band only, as the walk does), the estimate at the
  *     threshold (minhash_similar, the % operator's); only pairs travel to the
- *     coordinator.
+ *     coordinator. The rows of C are counted first: the final query must see
+ *     them all (open_scratch_cursor, check_scratch_rows).
  *
  * The coordinator runs statements and receives pairs, which go to the
  * function's tuplestore (spilling beyond work_mem) or, for clusters, to a
@@ -269,7 +270,8 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	return true;
 }
 
-static void
+/* runs a statement; returns the rows it processed */
+static uint64
 spi_exec(const char *sql, int expected)
 {
 	int			rc = SPI_execute(sql, false, 0);
@@ -277,6 +279,58 @@ spi_exec(const char *sql, int expected)
 	if (rc != expected)
 		elog(ERROR, "%s failed (SPI result %d): %s", expected == SPI_OK_SELECT ? "query" : "statement",
 			 rc, sql);
+	return SPI_processed;
+}
+
+/*
+ * A cursor over a query that reads the scratch tables, opened read-write.
+ * SPI's read-only mode runs a cursor under the snapshot that is active when
+ * it opens -- here the calling statement's, taken before steps A-C wrote the
+ * scratch rows. Citus runs the tasks of the shards this node holds (the
+ * coordinator with shouldhaveshards, or a node with metadata) in this
+ * backend under that active snapshot, and those tasks would read none of
+ * the scratch rows (tasks on other nodes run in the transaction's
+ * connections and see them): a table with shards here would lose those
+ * shards' pairs, silently. Read-write mode starts a new command and takes a
+ * new snapshot, as each of steps A-C does, so every task sees what they wrote.
+ */
+static Portal
+open_scratch_cursor(const char *sql)
+{
+	SPIPlanPtr	prepared = SPI_prepare(sql, 0, NULL);
+
+	if (prepared == NULL)
+		elog(ERROR, "SPI_prepare failed (%s): %s", SPI_result_code_string(SPI_result), sql);
+	return SPI_cursor_open(NULL, prepared, NULL, NULL, false);
+}
+
+/*
+ * The final query must see every row step C wrote: the scratch table is this
+ * transaction's own, so nothing else adds or removes rows. Counted through
+ * the same kind of cursor as the pairs, so that anything hiding rows from
+ * the final query (above: the snapshot its tasks run under) is an error
+ * here, not pairs missing from the answer. Only fewer rows than written is
+ * an error: more could not lose a pair.
+ */
+static void
+check_scratch_rows(const CitusPairsPlan *plan, const char *table, uint64 written)
+{
+	Portal		portal = open_scratch_cursor(psprintf("SELECT pg_catalog.count(*) FROM %s", table));
+	int64		seen;
+	bool		isnull;
+
+	SPI_cursor_fetch(portal, true, 1);
+	if (SPI_processed != 1)
+		elog(ERROR, "could not count the rows of %s", table);
+	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	SPI_cursor_close(portal);
+	if (isnull || (uint64) seen < written)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("%s on Citus table \"%s\" read " INT64_FORMAT " of the " UINT64_FORMAT " rows it wrote to %s",
+						plan->funcname, get_rel_name(plan->relid), isnull ? 0 : seen, written, table),
+				 errdetail("Citus's execution of the query did not see all the rows written earlier in this transaction; its pairs would be incomplete.")));
 }
 
 /*
@@ -297,7 +351,7 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	const char *final;
 	int			save_nestlevel;
 	Portal		portal;
-	SPIPlanPtr	prepared;
+	uint64		entries;
 	int			ncols = with_rows ? 7 : 3;
 
 	if (plan->bands == 0)
@@ -337,7 +391,7 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)",
 					  cand_t, bands_t, bands_t), SPI_OK_INSERT);
 	/* C: those keys with their rows' signatures and keys, by key */
-	spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
+	entries = spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
 					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
 					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid",
 					  entries_t, plan->dist, plan->key, plan->key_type, plan->sig,
@@ -355,10 +409,8 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
 					 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
 					 plan->ext, psprintf("'%.17g'", plan->threshold));
-	prepared = SPI_prepare(final, 0, NULL);
-	if (prepared == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", final);
-	portal = SPI_cursor_open(NULL, prepared, NULL, NULL, true);
+	check_scratch_rows(plan, entries_t, entries);
+	portal = open_scratch_cursor(final);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
