@@ -93,6 +93,16 @@ lsh_init(void)
 	add_int_reloption(lsh_relopt_kind, "fillfactor",
 					  "Packs leaves to this percentage at build, leaving room for inserts",
 					  LSH_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
+	/*
+	 * Fixed at build like threshold: the bits of each signature value a data
+	 * slot keeps (8, 16 or 32, at most the signatures' own). Fewer than the
+	 * signatures have make verification a prefilter that the executor
+	 * completes against the table. 0: not given (8 for compact signatures,
+	 * 32 for 32-bit ones).
+	 */
+	add_int_reloption(lsh_relopt_kind, "verify_bits",
+					  "Bits of each signature value the index keeps to verify candidates",
+					  0, 8, 32, AccessExclusiveLock);
 	DefineCustomIntVariable("minhash.lsh_min_candidates",
 							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",
 							"0 never widens the search. The widened scan is exact and reads only the index.",
@@ -142,6 +152,7 @@ lshoptions(Datum reloptions, bool validate)
 		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(LshOptions, fastupdate)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(LshOptions, pending_list_limit)},
 		{"fillfactor", RELOPT_TYPE_INT, offsetof(LshOptions, fillfactor)},
+		{"verify_bits", RELOPT_TYPE_INT, offsetof(LshOptions, verify_bits)},
 	};
 	LshOptions *opts;
 
@@ -176,6 +187,11 @@ lshoptions(Datum reloptions, bool validate)
 		if (fp == 0.0 && fn == 0.0)
 			option_error("lsh options \"fp_weight\" and \"fn_weight\" cannot both be 0", NULL);
 	}
+	if (opts->verify_bits != 0 && opts->verify_bits != 8 && opts->verify_bits != 16 &&
+		opts->verify_bits != 32)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lsh option \"verify_bits\" must be 8, 16 or 32, not %d", opts->verify_bits)));
 	if (has_bands && (int64) opts->bands * opts->rows > MINHASH_MAX_NUM_PERM)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

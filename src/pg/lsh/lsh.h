@@ -6,7 +6,10 @@
  * happens with probability 1 - (1 - s^r)^b for Jaccard similarity s. The
  * index keeps, per row, the signature itself (to verify candidates without a
  * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit key of
- * the band. See docs/lsh.md for the user-facing side.
+ * the band. For compact signatures (format 5) it may keep fewer bits of each
+ * value than the signature has: verification is then a prefilter that never
+ * rejects a match, and the executor rechecks what passes against the table
+ * (xs_recheck). See docs/lsh.md for the user-facing side.
  *
  * The pages and their checks are in lsh_page.h; this header has what the
  * access method does with them: the callbacks, the checked walk, the leaf
@@ -88,6 +91,7 @@ typedef struct LshOptions
 	bool		fastupdate;		/* inserts go to the pending list (version 3) */
 	int			pending_list_limit;	/* kB; -1: minhash.lsh_pending_list_limit */
 	int			fillfactor;		/* percent of a leaf a build fills */
+	int			verify_bits;	/* bits of each value a data slot keeps; 0: not given */
 } LshOptions;
 
 /* the parameters of an index, fixed once k is known */
@@ -101,7 +105,22 @@ typedef struct LshIndexParams
 	int			slots_per_page;
 	uint32		version;		/* on-disk version, LSH_VERSION_EXACT to LSH_VERSION */
 	minhash::PrefixLayout layout;	/* the band key layout (prefix keys from version 2) */
+	int			sig_width;		/* width code of the signatures (0 = 32 bits, 1 = 16, 2 = 8) */
+	int			slot_width;		/* width code of the values a slot keeps: sig_width or narrower */
+	Size		slot_size;		/* bytes of a data slot */
 } LshIndexParams;
+
+/*
+ * Does the index keep every bit of the signatures' values? Then it verifies
+ * candidates itself, with exactly the operators' estimate; else its slots'
+ * narrower values only rule rows out, and what passes is rechecked against
+ * the table.
+ */
+static inline bool
+lsh_verifies_exactly(const LshIndexParams *params)
+{
+	return params->slot_width == params->sig_width;
+}
 
 /*
  * What one scan did, for EXPLAIN ANALYZE (lsh_explain.cpp): band probes
@@ -137,7 +156,7 @@ char	   *lshbuildphasename(int64 phasenum);
 
 /* lsh_meta.cpp: pages, the metapage and the parameters */
 void		lsh_init_page(Page page, uint16 type, uint16 level);
-void		lsh_init_data_page(Page page, int num_perm);
+void		lsh_init_data_page(Page page, int num_perm, int slot_width);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
@@ -145,10 +164,19 @@ bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, in
 							 double *threshold);
 int			lsh_probe_depth(const LshIndexParams *params, double threshold);
 double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
-void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
+void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int width);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
+/* a signature's (in its index form, DatumGetMinHashSig) and a stored slot's band keys */
+void		lsh_sig_band_keys(const LshIndexParams *params, const MinHashSig *sig, uint32 *keys);
+void		lsh_slot_band_keys(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *keys);
+/* values32 (an index form's) packed at the slot width into out, as a slot stores them */
+void		lsh_pack_values(const LshIndexParams *params, const uint32 *values32, void *out);
+/* a slot's values, zero-extended to 32 bits */
+void		lsh_slot_values32(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *out);
+/* positions where two arrays of values packed at the slot width agree */
+int			lsh_matching(const LshIndexParams *params, const void *a, const void *b);
 void		lsh_notice_format1(Relation index);
 
 /* lsh_slots.cpp: the signature store */
@@ -380,7 +408,8 @@ IndexBulkDeleteResult *lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteRe
 
 /* lsh_check_heap.cpp: minhash_lsh_check's heapallindexed cross-check */
 typedef struct LshHeapCheck LshHeapCheck;
-LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot);
+LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot,
+								  const LshIndexParams *params);
 void		lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params,
 								   const LshSlotHeader *slot);
 void		lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *msg),

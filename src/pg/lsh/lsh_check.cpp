@@ -179,15 +179,26 @@ check_meta(LshChecker *c)
 	{
 		if (m->root != InvalidBlockNumber || m->nslots != 0 || m->free_head != InvalidBlockNumber)
 			problem(c, "metapage: no parameters yet, but rows, a tree or a free list are recorded");
+		lsh_meta_params(m, &c->params);
 		return true;
 	}
 	if (m->num_perm > MINHASH_MAX_NUM_PERM || m->bands < 1 || m->rows < 1 ||
 		(int) m->bands * m->rows > m->num_perm)
 		problem(c, "metapage: invalid parameters num_perm = %d, bands = %d, rows = %d",
 				m->num_perm, m->bands, m->rows), ok = false;
-	if (m->slots_per_page != lsh_slots_per_page(m->num_perm))
-		problem(c, "metapage: %d slots per page, expected %d for num_perm = %d",
-				m->slots_per_page, lsh_slots_per_page(m->num_perm), m->num_perm), ok = false;
+	if (LSH_HAS_WIDTHS(m->version) &&
+		(m->sig_width >= MINHASH_NUM_WIDTHS || m->slot_width >= MINHASH_NUM_WIDTHS ||
+		 m->slot_width < m->sig_width))
+	{
+		problem(c, "metapage: invalid width codes %d (signatures) and %d (slots)",
+				m->sig_width, m->slot_width);
+		return false;
+	}
+	lsh_meta_params(m, &c->params);
+	if (m->slots_per_page != lsh_slots_per_page(m->num_perm, c->params.slot_width))
+		problem(c, "metapage: %d slots per page, expected %d for num_perm = %d at %d bits",
+				m->slots_per_page, lsh_slots_per_page(m->num_perm, c->params.slot_width), m->num_perm,
+				MINHASH_WIDTH_BITS(c->params.slot_width)), ok = false;
 	if (m->root != InvalidBlockNumber &&
 		(m->root >= c->nblocks || m->leftmost >= c->nblocks || m->height < 1))
 		problem(c, "metapage: tree root %u, leftmost leaf %u or height %d out of range",
@@ -394,9 +405,8 @@ check_pairs(LshChecker *c)
 
 			if (c->slotstate[rowid] == LSH_SLOT_FREE)
 				continue;
-			lsh_band_keys(&c->params,
-						  LshSlotValues(lsh_slot_read(c->index, page, &c->params, s, blkno, &sproblem)),
-						  c->keys);
+			lsh_slot_band_keys(&c->params, lsh_slot_read(c->index, page, &c->params, s, blkno, &sproblem),
+							   c->keys);
 			qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
 			found.clear();
 			while (have_a && a_rowid == rowid)
@@ -717,10 +727,10 @@ check_pending_keys(LshChecker *c)
 		buf = ReadBuffer(c->index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		lsh_band_keys(&c->params,
-					  LshSlotValues(lsh_slot_read(c->index, page, &c->params,
-												  lsh_rowid_slot(&c->params, rowid), blkno, &sproblem)),
-					  c->keys);
+		lsh_slot_band_keys(&c->params,
+						   lsh_slot_read(c->index, page, &c->params, lsh_rowid_slot(&c->params, rowid),
+										 blkno, &sproblem),
+						   c->keys);
 		UnlockReleaseBuffer(buf);
 		if (memcmp(c->keys, rec + 1, sizeof(uint32) * nb) != 0)
 			problem(c, "pending row id %u: the band keys on its pending page are not its signature's",
@@ -771,7 +781,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	else if (check_meta(&c))
 	{
 		if (heapallindexed)
-			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot);
+			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot, &c.params);
 		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.damaged = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);

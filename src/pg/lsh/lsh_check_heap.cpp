@@ -28,6 +28,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "core/bbit.h"
 #include "core/hash.h"
 #include "pg/lsh/lsh.h"
 
@@ -57,6 +58,7 @@ struct LshHeapCheck
 	Relation	heap;
 	Relation	index;
 	Snapshot	snapshot;
+	LshIndexParams params;		/* the index's: its slot width */
 	TupleDesc	desc;
 	TupleTableSlot *slot;
 	Tuplesortstate *sort;
@@ -71,10 +73,15 @@ sort_key(const ItemPointerData *tid, int side)
 					((uint64) ItemPointerGetOffsetNumberNoCheck(tid) << 2) | (uint64) side);
 }
 
+/*
+ * A signature's digest as the index stores it: its values at the slot width
+ * (widened back to 32 bits), and its k, seed and width (the width code is 0
+ * for 32 bits, so 32-bit digests are what they were before compact slots).
+ */
 static int64
-sig_digest(int num_perm, uint64 seed, const uint32 *values)
+sig_digest(int num_perm, uint64 seed, int sig_width, const uint32 *values)
 {
-	uint64		header[2] = {seed, (uint64) num_perm};
+	uint64		header[2] = {seed, (uint64) num_perm | ((uint64) sig_width << 16)};
 
 	return (int64) (minhash::hash_bytes(values, sizeof(uint32) * num_perm) ^
 					minhash::hash_bytes(header, sizeof(header)));
@@ -99,7 +106,7 @@ put_entry(LshHeapCheck *hc, const ItemPointerData *tid, int side, int64 digest)
  * the caller holds the check's locks on heap and index.
  */
 LshHeapCheck *
-lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
+lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot, const LshIndexParams *params)
 {
 	LshHeapCheck *hc = (LshHeapCheck *) palloc0(sizeof(LshHeapCheck));
 	AttrNumber	attnums[2] = {1, 2};
@@ -133,6 +140,7 @@ lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
 	hc->heap = heap;
 	hc->index = index;
 	hc->snapshot = snapshot;
+	hc->params = *params;
 	hc->desc = CreateTemplateTupleDesc(2);
 	TupleDescInitEntry(hc->desc, 1, "key", INT8OID, -1, 0);
 	TupleDescInitEntry(hc->desc, 2, "digest", INT8OID, -1, 0);
@@ -149,8 +157,11 @@ lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
 void
 lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params, const LshSlotHeader *slot)
 {
+	uint32		values[MINHASH_MAX_NUM_PERM];
+
+	lsh_slot_values32(params, slot, values);
 	put_entry(hc, &slot->tid, SIDE_INDEX,
-			  sig_digest(params->num_perm, params->seed, LshSlotValues(slot)));
+			  sig_digest(params->num_perm, params->seed, params->sig_width, values));
 }
 
 /* The heap side: called by table_index_build_scan for each visible tuple the index covers. */
@@ -170,7 +181,18 @@ heap_tuple_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	oldcxt = MemoryContextSwitchTo(hc->tmpcxt);
 	sig = DatumGetMinHashSig(values[0]);
 	MemoryContextSwitchTo(oldcxt);
-	put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, sig->values));
+	if (hc->params.slot_width != MINHASH_WIDTH_32 && sig->num_perm == hc->params.num_perm)
+	{
+		/* what the slot would hold: the values at the slot width */
+		uint32		packed[MINHASH_MAX_NUM_PERM];
+		uint32		kept[MINHASH_MAX_NUM_PERM];
+
+		lsh_pack_values(&hc->params, sig->values, packed);
+		minhash::widen_values(packed, sig->num_perm, (minhash::ValueWidth) hc->params.slot_width, kept);
+		put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, MinHashSigWidth(sig), kept));
+	}
+	else
+		put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, MinHashSigWidth(sig), sig->values));
 	MemoryContextReset(hc->tmpcxt);
 }
 

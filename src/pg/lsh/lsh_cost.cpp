@@ -53,6 +53,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	int			height = 1;
 	int			num_perm;
 	int			spp;
+	int			slot_width = MINHASH_WIDTH_32;	/* an index without signatures yet: as 32-bit slots */
 	double		dup = 2.0;		/* entries sharing a probed key, without build statistics */
 	double		leaves_per_probe = 1.0;
 	/* a leaf's entries compared per probe: all of them, before version 4 */
@@ -99,8 +100,12 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		if (meta->num_perm > 0)
 		{
+			LshIndexParams p;
+
 			bands = meta->bands;
 			num_perm = meta->num_perm;
+			lsh_meta_params(meta, &p);
+			slot_width = p.slot_width;
 		}
 		else
 		{
@@ -113,11 +118,11 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			int			rows;
 			double		threshold;
 
-			num_perm = typmod > 0 ? typmod : minhash::kDefaultNumPerm;
+			num_perm = typmod > 0 ? MinHashTypmodNumPerm(typmod) : minhash::kDefaultNumPerm;
 			if (!lsh_choose_bands(meta, num_perm, &bands, &rows, &threshold))
 				bands = Max(meta->opt_bands, 1);
 		}
-		spp = lsh_slots_per_page(num_perm);
+		spp = lsh_slots_per_page(num_perm, slot_width);
 		if (LSH_HAS_PENDING(meta->version))
 		{
 			pending_rows = (double) meta->pending_rows;
@@ -132,7 +137,7 @@ lshcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		}
 		if (meta->root != InvalidBlockNumber)
 			height = meta->height;
-		if (meta->version >= LSH_VERSION && meta->num_perm > 0)
+		if (meta->version >= LSH_VERSION_SORTED && meta->num_perm > 0)
 		{
 			/*
 			 * Sorted leaves: a search of the sorted part, then the entries

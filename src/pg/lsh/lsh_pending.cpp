@@ -203,7 +203,7 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
 	if (keyed_bands > 0)
 	{
 		keys = (uint32 *) palloc(sizeof(uint32) * t.params.bands);
-		lsh_band_keys(&t.params, sig->values, keys);
+		lsh_sig_band_keys(&t.params, sig, keys);
 	}
 	tailbuf = pending_prepare(index, meta, &newbuf, &w, keyed_bands);
 
@@ -341,11 +341,11 @@ entries_of_rows(Relation index, const LshIndexParams *params, const uint32 *rowi
 
 			if (slotno >= params->slots_per_page)
 				lsh_corrupted(index, "pending list names a row id beyond its data page", blkno);
-			slot = LshDataSlot(page, slotno, params->num_perm);
+			slot = LshDataSlot(page, slotno, params->slot_size);
 			/* DEAD: VACUUM removes it (and no entry may name it after its sweep); FREE: gone */
 			if (slot->state != LSH_SLOT_LIVE)
 				continue;
-			lsh_band_keys(params, LshSlotValues(slot), keys);
+			lsh_slot_band_keys(params, slot, keys);
 			for (int b = 0; b < params->bands; b++)
 			{
 				out[n].key = keys[b];

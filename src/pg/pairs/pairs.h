@@ -63,6 +63,7 @@ typedef struct PairsRow
 	ItemPointerData tid;		/* the heap TID the slot named when fetched */
 	Datum		key;			/* in the cache's arena when by reference */
 	PairsShingles *shingles;	/* exact mode */
+	void	   *sig;			/* heap_verify: the row's signature values (NULL: none) */
 } PairsRow;
 
 typedef struct PairsArgs
@@ -101,6 +102,8 @@ typedef struct PairsPart
 	bool		key_as_owner;	/* key_expr calls user code: run it as the table owner */
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
+	ExprState  *sig_expr;		/* heap_verify: the indexed signature (column or expression) */
+	bool		sig_as_owner;	/* sig_expr is an index expression: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
 	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsPart;
@@ -120,6 +123,12 @@ typedef struct PairsRun
 	 */
 	uint32		key_mask;
 	int			probe_len;
+	/*
+	 * The index keeps fewer bits of each value than its signatures have
+	 * (compact slots): the walk only rules pairs out, and the rows'
+	 * signatures, fetched with them, decide (pairs_emit_verified).
+	 */
+	bool		heap_verify;
 	uint64		nrowids;		/* global row ids are below this */
 	Relation	parentheap;		/* a partitioned index and its table, else NULL */
 	Relation	parentindex;

@@ -146,8 +146,9 @@ column_var(Relation heap, AttrNumber attnum)
 
 /*
  * The text argument of an index expression minhash(<text>, unit, k, num_perm,
- * seed), minhash(<text>, config regconfig, k, num_perm, seed, family) or
- * minhash(<text>, family, unit, k, num_perm, seed) from this extension, or
+ * seed), minhash(<text>, config regconfig, k, num_perm, seed, family),
+ * minhash(<text>, family, unit, k, num_perm, seed) or minhash(<text>, bits,
+ * family, unit, k, num_perm, seed) from this extension, or
  * NULL if the index is not one. Defaults are
  * expanded and constants folded in stored index expressions, so unit and k
  * are Consts when they are constants at all.
@@ -171,7 +172,7 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	if (!IsA(expr, FuncExpr))
 		return NULL;
 	f = (FuncExpr *) expr;
-	if ((list_length(f->args) != 5 && list_length(f->args) != 6) ||
+	if (list_length(f->args) < 5 || list_length(f->args) > 7 ||
 		get_func_namespace(f->funcid) != ext_namespace)
 		return NULL;
 	{
@@ -199,7 +200,12 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	int			k_arg = 2;
 
 	run->text_config = InvalidOid;
-	if (call != NULL && list_length(call->args) == 6)
+	if (call != NULL && list_length(call->args) == 7)
+	{
+		unit_arg = 3;			/* minhash(text, bits, family, unit, k, ...) */
+		k_arg = 4;
+	}
+	else if (call != NULL && list_length(call->args) == 6)
 	{
 		Oid			second = exprType((Node *) lsecond(call->args));
 
@@ -294,6 +300,31 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	assign_expr_collations(NULL, textexpr);
 	pull_varattnos(textexpr, 1, used);
 	part->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
+}
+
+/*
+ * The indexed signature of a part's rows, for an index that rechecks against
+ * the table (heap_verify): its column, or its expression, which is the table
+ * owner's code (loaded and prepared as the owner, run as the owner). The
+ * index's columns are among those whose privileges setup_part checks.
+ */
+static void
+setup_signature(PairsRun *run, PairsPart *part)
+{
+	AttrNumber	attnum = part->index->rd_index->indkey.values[0];
+
+	if (attnum != 0)
+		part->sig_expr = ExecPrepareExpr((Expr *) column_var(part->heap, attnum), run->estate);
+	else
+	{
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(part->heap, &owner);
+		part->sig_expr = ExecPrepareExpr((Expr *) linitial(RelationGetIndexExpressions(part->index)),
+										 run->estate);
+		minhash_owner_end(&owner);
+		part->sig_as_owner = true;
+	}
 }
 
 /*
@@ -550,6 +581,17 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 						   run->params.num_perm, (unsigned long long) run->params.seed,
 						   run->params.bands, run->params.rows),
 				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
+	else if (params.sig_width != run->params.sig_width || params.slot_width != run->params.slot_width)
+		/* band keys come from the slots' values: equal bands need equal widths */
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the partitions of lsh index \"%s\" do not share their parameters",
+						run->indexname),
+				 errdetail("Index \"%s\" holds %d-bit signatures and keeps %d bits of each value; another holds %d-bit signatures and keeps %d bits.",
+						   RelationGetRelationName(index), MINHASH_WIDTH_BITS(params.sig_width),
+						   MINHASH_WIDTH_BITS(params.slot_width), MINHASH_WIDTH_BITS(run->params.sig_width),
+						   MINHASH_WIDTH_BITS(run->params.slot_width)),
+				 errhint("Give every partition signatures of one width and its index the same verify_bits.")));
 }
 
 /*
@@ -710,6 +752,10 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
 	set_probe_depth(run);
+	run->heap_verify = run->params.num_perm > 0 && !lsh_verifies_exactly(&run->params);
+	if (run->heap_verify)
+		for (int p = 0; p < run->nparts; p++)
+			setup_signature(run, &run->parts[p]);
 
 	/* a quarter of work_mem for one group's signatures; the row cache has half */
 	run->budget = (Size) work_mem * 1024 / 4;

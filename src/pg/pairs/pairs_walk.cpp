@@ -8,7 +8,11 @@
  * two stored signatures agree entirely (see pairs.h), so each pair is
  * verified and emitted once, without remembering pairs. Verification reads
  * the signatures from the index's data pages, never the heap; only pairs that
- * pass reach the row cache (visibility under the snapshot, keys).
+ * pass reach the row cache (visibility under the snapshot, keys). An index
+ * whose slots keep fewer bits than its signatures (run->heap_verify) only
+ * rules pairs out here: a slot agrees wherever the signature does, so fewer
+ * equal slot values than the threshold needs (bbit_min_matches) rule a pair
+ * out, and the rows' own signatures decide the rest (pairs_emit_verified).
  *
  * Memory: a group's signatures are read in chunks that fit a quarter of
  * work_mem and compared block against block, so a group of many thousands of
@@ -34,6 +38,7 @@
 
 #include <algorithm>
 
+#include "core/bbit.h"
 #include "core/jaccard.h"
 #include "pg/pairs/pairs_merge.h"
 
@@ -124,6 +129,9 @@ struct PairsWalk
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
 	PairsClasses classes;		/* run->collapse: a large group's identical signatures */
+	int			need;			/* equal values a pair needs at the threshold (bbit_min_matches) */
+	bool		heap_verify;	/* compact slots: rule out only (a worker's run has no row cache) */
+	uint32	   *small;			/* compact slots: a small group's values widened to 32 bits */
 };
 
 /* Where a group reader is: the next in-memory id, the last id returned. */
@@ -276,7 +284,8 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 			continue;
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
-		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
+		/* compact slots are compared widened to 32 bits (their band keys are computed so too) */
+		lsh_slot_values32(params, slot, c->sigs + (Size) c->n * k);
 		c->n++;
 	}
 	if (BufferIsValid(buf))
@@ -319,16 +328,22 @@ static inline double
 verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
-	double		sim;
+	int			k = run->params.num_perm;
+	int			same;
 
 	if (!verified_here(w, sa, sb))
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
 		return 0;
-	/* the % operator's own estimate, so results match a.sig % b.sig */
-	sim = minhash::jaccard_estimate(sa, sb, run->params.num_perm);
-	return sim < run->args.threshold ? -1 : sim;
+	/* the % operator's own estimate reaches the threshold exactly when same >= need */
+	same = minhash::matching_values(sa, sb, k);
+	if (same < w->need)
+		return -1;
+	/* compact slots: the rows' signatures decide (pairs_emit_verified) */
+	if (w->heap_verify)
+		return 0;
+	return minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(run->params.sig_width));
 }
 
 /*
@@ -357,6 +372,19 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	}
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
+	if (run->heap_verify && !run->args.exact)
+	{
+		int			k = run->params.num_perm;
+
+		/* the slots only ruled the pair in: the % operator's estimate on the rows' signatures */
+		if (a->sig == NULL || b->sig == NULL)
+			return;
+		sim = minhash::bbit_jaccard(minhash::matching_packed(a->sig, b->sig, k,
+															 (minhash::ValueWidth) run->params.sig_width),
+									k, MINHASH_WIDTH_BITS(run->params.sig_width));
+		if (sim < run->args.threshold)
+			return;
+	}
 	if (run->args.exact)
 	{
 		if (a->text_isnull || b->text_isnull)
@@ -424,7 +452,7 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 	const LshIndexParams *params = &run->params;
 	Buffer		bufs[PAIRS_SMALL_GROUP];
 	int			bufparts[PAIRS_SMALL_GROUP];
-	const LshSlotHeader *slots[PAIRS_SMALL_GROUP];
+	const uint32 *values[PAIRS_SMALL_GROUP];
 	uint64		live_ids[PAIRS_SMALL_GROUP];
 	ItemPointerData tids[PAIRS_SMALL_GROUP];
 	int			nbufs = 0;
@@ -448,7 +476,16 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 		slot = live_slot(w, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
 		if (slot == NULL)
 			continue;
-		slots[m] = slot;
+		/* 32-bit slots are read in place; compact ones widened (as their band keys were computed) */
+		if (w->small != NULL)
+		{
+			uint32	   *wide = w->small + (Size) m * params->num_perm;
+
+			lsh_slot_values32(params, slot, wide);
+			values[m] = wide;
+		}
+		else
+			values[m] = (const uint32 *) LshSlotValues(slot);
 		live_ids[m] = ids[i];
 		tids[m] = slot->tid;
 		m++;
@@ -457,7 +494,7 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 	{
 		for (int j = i + 1; j < m; j++)
 		{
-			double		sim = verify(w, LshSlotValues(slots[i]), LshSlotValues(slots[j]));
+			double		sim = verify(w, values[i], values[j]);
 
 			if (sim >= 0)
 			{
@@ -655,6 +692,9 @@ collapse_group(PairsWalk *w)
 	int			n;
 	bool		any_due = false;
 
+	/* classes need whole signatures: compact slots compare pairs, their rows decide */
+	if (w->heap_verify)
+		return false;
 	memset(&r, 0, sizeof(r));
 	r.g = w->group;
 	if (cl->slot == NULL)
@@ -695,7 +735,8 @@ collapse_group(PairsWalk *w)
 				continue;
 			run->candidates++;
 			/* the % operator's own estimate, as for a pair */
-			sim = minhash::jaccard_estimate(si, sj, k);
+			sim = minhash::bbit_jaccard(minhash::matching_values(si, sj, k), k,
+										MINHASH_WIDTH_BITS(run->params.sig_width));
 			if (sim < run->args.threshold)
 				continue;
 			emit_pair(w, c->ids[i], &c->tids[i], c->ids[j], &c->tids[j], pairs_class_edge(sim));
@@ -804,7 +845,7 @@ pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 	const LshIndexParams *params = &w->run->params;
 	const PairsPart *pt = &w->run->parts[part];
 	PairsPages *pc = &w->pages;
-	Size		slot_size = LSH_SLOT_SIZE(params->num_perm);
+	Size		slot_size = params->slot_size;
 
 	for (int pass = 0; pass < 2; pass++)
 	{
@@ -863,6 +904,10 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	w->idbuf = (uint64 *) palloc(sizeof(uint64) * w->chunk_cap);
 	chunk_alloc(&w->a, w->chunk_cap, k);
 	chunk_alloc(&w->b, w->chunk_cap, k);
+	w->need = minhash::bbit_min_matches(k, MINHASH_WIDTH_BITS(run->params.sig_width), run->args.threshold);
+	w->heap_verify = !lsh_verifies_exactly(&run->params);
+	if (run->params.slot_width != MINHASH_WIDTH_32)
+		w->small = (uint32 *) palloc(sizeof(uint32) * PAIRS_SMALL_GROUP * k);
 	pages_init(w);
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
