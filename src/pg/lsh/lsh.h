@@ -112,9 +112,11 @@ typedef struct LshIndexParams
 
 /*
  * Does the index keep every bit of the signatures' values? Then it verifies
- * candidates itself, with exactly the operators' estimate; else its slots'
- * narrower values only rule rows out, and what passes is rechecked against
- * the table.
+ * candidates itself, with exactly the operators' estimate, and a slot gives
+ * its row's band keys back; else its slots' narrower values only rule rows
+ * out, what passes is rechecked against the table, and a row's band keys
+ * (computed from the signature's values) are in its entries and on its
+ * pending page only.
  */
 static inline bool
 lsh_verifies_exactly(const LshIndexParams *params)
@@ -168,7 +170,7 @@ void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
-/* a signature's (in its index form, DatumGetMinHashSig) and a stored slot's band keys */
+/* a signature's (in its index form, DatumGetMinHashSig) and (lsh_verifies_exactly) a stored slot's band keys */
 void		lsh_sig_band_keys(const LshIndexParams *params, const MinHashSig *sig, uint32 *keys);
 void		lsh_slot_band_keys(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *keys);
 /* values32 (an index form's) packed at the slot width into out, as a slot stores them */
@@ -412,6 +414,7 @@ LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapsh
 								  const LshIndexParams *params);
 void		lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params,
 								   const LshSlotHeader *slot);
+void		lsh_heapcheck_add_keys(LshHeapCheck *hc, const ItemPointerData *tid, const uint32 *keys, int n);
 void		lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *msg),
 								 void *arg);
 

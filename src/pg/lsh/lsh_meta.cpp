@@ -284,33 +284,17 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 }
 
 /*
- * Values at the slot width, widened back to 32 bits: what band keys are
- * computed from, so that a slot's keys can be recomputed from the slot alone
- * (minhash_lsh_check, the pending list's merge). At 32 bits the values
- * themselves. n values of values32 into out.
+ * A signature's band keys: from its values at the signatures' width
+ * (zero-extended to 32 bits; the index form's values). Not from the slot
+ * width: a probe at depth m matches the first m values' keys, and 8-bit
+ * values would give the first value's 14 key bits only 8 bits of content
+ * (bench/notes/2026-11-27-compact-index-built.md measured 8.5 times the
+ * candidates at depth 4).
  */
-static void
-lsh_mask_values(int slot_width, const uint32 *values32, int n, uint32 *out)
-{
-	uint32		mask = slot_width == MINHASH_WIDTH_32 ? 0xFFFFFFFF :
-		(uint32) ((1u << MINHASH_WIDTH_BITS(slot_width)) - 1);
-
-	for (int i = 0; i < n; i++)
-		out[i] = values32[i] & mask;
-}
-
 void
 lsh_sig_band_keys(const LshIndexParams *params, const MinHashSig *sig, uint32 *keys)
 {
-	uint32		values[MINHASH_MAX_NUM_PERM];
-
-	if (params->slot_width == MINHASH_WIDTH_32)
-	{
-		lsh_band_keys(params, sig->values, keys);
-		return;
-	}
-	lsh_mask_values(params->slot_width, sig->values, params->num_perm, values);
-	lsh_band_keys(params, values, keys);
+	lsh_band_keys(params, sig->values, keys);
 }
 
 void
@@ -320,11 +304,15 @@ lsh_slot_values32(const LshIndexParams *params, const LshSlotHeader *slot, uint3
 						  (minhash::ValueWidth) params->slot_width, out);
 }
 
+/* only where the slots keep every bit (lsh_verifies_exactly): else the keys are not in the slot */
 void
 lsh_slot_band_keys(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *keys)
 {
 	uint32		values[MINHASH_MAX_NUM_PERM];
 
+	if (!lsh_verifies_exactly(params))
+		elog(ERROR, "lsh: band keys of a row whose slot keeps %d of its %d bits",
+			 MINHASH_WIDTH_BITS(params->slot_width), MINHASH_WIDTH_BITS(params->sig_width));
 	if (params->slot_width == MINHASH_WIDTH_32)
 	{
 		lsh_band_keys(params, (const uint32 *) LshSlotValues(slot), keys);

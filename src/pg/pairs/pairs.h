@@ -244,6 +244,31 @@ pairs_class_edge_similarity(double sim)
 	return -2.0 - sim;
 }
 
+/*
+ * A walk over compact slots (run->heap_verify) only rules pairs in: it sends
+ * them, marked by a similarity of 2 or more, with the band of the group it
+ * met them in; pairs_emit_verified decides on the rows' signatures, and
+ * emits a pair in the group of its first band agreeing on the probed prefix
+ * only (the slots' narrower values may agree on an earlier band).
+ */
+static inline double
+pairs_in_band(int band)
+{
+	return 2.0 + band;
+}
+
+static inline bool
+pairs_is_in_band(double sim)
+{
+	return sim >= 2.0;
+}
+
+static inline int
+pairs_in_band_band(double sim)
+{
+	return (int) (sim - 2.0);
+}
+
 /* A pair that passed verification in the walk, before its rows are resolved. */
 typedef void (*PairsVerifiedFn) (PairsRun *run, void *arg, uint64 ida, ItemPointer tida,
 								 uint64 idb, ItemPointer tidb, double similarity);

@@ -292,6 +292,15 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 		UnlockReleaseBuffer(buf);
 }
 
+/* the band of the group being verified (version-2 keys carry it in their top bits) */
+static inline int
+group_band(const PairsWalk *w)
+{
+	int			bb = w->run->params.layout.band_bits;
+
+	return bb == 0 ? 0 : (int) (w->group->key >> (32 - bb));
+}
+
 /*
  * Is (a, b) a pair of this group to verify, and does it pass? Returns the
  * estimate, or with exact => true 0 for "passed on to the exact check"; -1
@@ -301,7 +310,25 @@ static inline bool
 verified_here(const PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	const PairsRun *run = w->run;
-	int			f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
+	int			f;
+
+	if (w->heap_verify)
+	{
+		/*
+		 * Compact slots: the keys are the signatures', so the pair shares this
+		 * group's band, unless its keys collided by chance, which narrower
+		 * values that differ on the band show. Whether this band is the pair's
+		 * first is decided on the signatures (pairs_emit_verified).
+		 */
+		const uint32 *x = sa + (Size) group_band(w) * run->params.rows;
+		const uint32 *y = sb + (Size) group_band(w) * run->params.rows;
+
+		for (int v = 0; v < run->probe_len; v++)
+			if (x[v] != y[v])
+				return false;
+		return true;
+	}
+	f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
 
 	/*
 	 * No band equal on the probed prefix: the keys collided by chance (not a
@@ -335,14 +362,14 @@ verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 		return -1;
 	run->candidates++;
 	if (run->args.exact)
-		return 0;
+		return w->heap_verify ? pairs_in_band(group_band(w)) : 0;
 	/* the % operator's own estimate reaches the threshold exactly when same >= need */
 	same = minhash::matching_values(sa, sb, k);
 	if (same < w->need)
 		return -1;
 	/* compact slots: the rows' signatures decide (pairs_emit_verified) */
 	if (w->heap_verify)
-		return 0;
+		return pairs_in_band(group_band(w));
 	return minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(run->params.sig_width));
 }
 
@@ -372,17 +399,26 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	}
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
-	if (run->heap_verify && !run->args.exact)
+	if (pairs_is_in_band(sim))
 	{
-		int			k = run->params.num_perm;
+		const LshIndexParams *p = &run->params;
+		uint32		va[MINHASH_MAX_NUM_PERM];
+		uint32		vb[MINHASH_MAX_NUM_PERM];
 
-		/* the slots only ruled the pair in: the % operator's estimate on the rows' signatures */
+		/*
+		 * The slots only ruled the pair in: on the rows' signatures, is the
+		 * group's band its first agreeing on the probed prefix (else another
+		 * group emits it), and does the % operator's estimate pass?
+		 */
 		if (a->sig == NULL || b->sig == NULL)
 			return;
-		sim = minhash::bbit_jaccard(minhash::matching_packed(a->sig, b->sig, k,
-															 (minhash::ValueWidth) run->params.sig_width),
-									k, MINHASH_WIDTH_BITS(run->params.sig_width));
-		if (sim < run->args.threshold)
+		minhash::widen_values(a->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, va);
+		minhash::widen_values(b->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, vb);
+		if (first_equal_band(va, vb, p->bands, p->rows, run->probe_len) != pairs_in_band_band(sim))
+			return;
+		sim = minhash::bbit_jaccard(minhash::matching_values(va, vb, p->num_perm), p->num_perm,
+									MINHASH_WIDTH_BITS(p->sig_width));
+		if (!run->args.exact && sim < run->args.threshold)
 			return;
 	}
 	if (run->args.exact)
