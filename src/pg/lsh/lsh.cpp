@@ -73,14 +73,16 @@ lsh_init(void)
 					   "Weight of false negatives when choosing bands and rows for a threshold",
 					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
 	/*
-	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert.
-	 * Off by default, unlike GIN: every scan reads the whole pending list, so
-	 * a full list adds to each query's CPU what the index exists to save
-	 * (docs/lsh.md, "Fast inserts"); ingest pipelines turn it on.
+	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert,
+	 * and on by default: an insert appends its row to the pending list in
+	 * one WAL record instead of writing ~30 leaves, at 1M rows 2-4 times the
+	 * rows per second. Every scan compares the pending rows' band keys, so
+	 * the default limit (minhash.lsh_pending_list_limit) keeps a full list's
+	 * cost to a query within about a fifth (BENCHMARKS.md, "Fast ingest").
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",
 					   "Inserts go to the pending list, merged into the tree in bulk",
-					   false, ShareUpdateExclusiveLock);
+					   true, ShareUpdateExclusiveLock);
 	add_int_reloption(lsh_relopt_kind, "pending_list_limit",
 					  "Size of the pending list's signatures that triggers its merge, in kB",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);

@@ -33,22 +33,25 @@ PG_FUNCTION_INFO_V1(minhash_lsh_clean_pending_list);
 }
 
 /*
- * minhash.lsh_pending_list_limit (kB): the signatures of pending rows beyond
- * which an insert merges the list. A scan verifies every pending row, so the
- * limit bounds what a full list adds to each query; a larger list makes the
- * merge write more entries per leaf. 4MB (~8,000 rows at k = 128), as
- * gin_pending_list_limit; measured in BENCHMARKS.md ("Fast ingest").
+ * minhash.lsh_pending_list_limit (kB): the pending rows, each counted at the
+ * size of a 32-bit signature's slot (8 + 4k bytes, whatever the slots keep:
+ * a scan's cost is per pending row), beyond which an insert merges the list.
+ * Every scan compares each pending row's band keys, so the limit bounds what
+ * a full list adds to a query; a larger list makes the merge write more
+ * entries per leaf. 1MB (~2,000 rows at k = 128): at 1M rows a full list
+ * adds about a tenth to a `%` query's CPU, where GIN's 4MB (~8,000 rows)
+ * added 0.9 times (BENCHMARKS.md, "Fast ingest").
  */
-int			lsh_pending_list_limit = 4096;
+int			lsh_pending_list_limit = 1024;
 
 void
 lsh_pending_init(void)
 {
 	DefineCustomIntVariable("minhash.lsh_pending_list_limit",
 							"Size of the signatures in an lsh index's pending list that triggers its merge.",
-							"Rows inserted with fastupdate wait in the pending list; every scan verifies them.",
+							"Rows inserted with fastupdate wait in the pending list; every scan compares their band keys.",
 							&lsh_pending_list_limit,
-							4096, 64, MAX_KILOBYTES,
+							1024, 64, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 }
