@@ -33,7 +33,7 @@ compact_index() {
         local t=ci_$w cast="" type=minhash
         [ "$w" != 32 ] && { cast="::minhash(128, $w)"; type="minhash(128, $w)"; }
         [ -n "$opts" ] && t=${t}x
-        q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $t, cih" \
+        q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $t, cih, res_ci" \
           -c "CREATE TABLE $t AS SELECT id, sig$cast AS sig FROM docs" \
           -c "CREATE TABLE cih AS SELECT sig$cast AS sig FROM docs" -c "VACUUM ANALYZE $t" -c "VACUUM ANALYZE cih" >/dev/null
         local heap build idx total cpu rec cand
@@ -42,7 +42,7 @@ compact_index() {
         idx=$(q -c "SELECT pg_relation_size('${t}_idx')::float8 / count(*) FROM $t")
         total=$(calc "$heap + $idx")
         [ -z "$base_total" ] && base_total=$total
-        cpu=$(PGOPTIONS="-c enable_seqscan=off" sql_cpu "CREATE TEMP TABLE res_ci AS SELECT q.qid, q.id AS qrow, d.id
+        cpu=$(PGOPTIONS="-c enable_seqscan=off" sql_cpu "CREATE TABLE res_ci AS SELECT q.qid, q.id AS qrow, d.id
             FROM queries q CROSS JOIN LATERAL (SELECT id FROM $t d WHERE d.sig % q.sig$cast) d WHERE q.qid <= $NREC") || cpu="- -"
         rec=$(q -F'|' -c "
             WITH ret AS (SELECT r.qid, r.id FROM res_ci r WHERE r.id <> r.qrow),

@@ -70,6 +70,11 @@ ingest_pct_cost() {
         grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
 }
 
+# minhash.lsh_pending_list_limit's default, kB (the library loaded first: it defines the setting)
+ingest_default_limit() {
+    q -c "SELECT minhash_bits('1:[1]')" -c "SELECT boot_val FROM pg_settings WHERE name = 'minhash.lsh_pending_list_limit'" | tail -n 1
+}
+
 # `%` with an empty pending list, then with a full one (just below its limit)
 # at the default limit and at 4MB (1.1's default), each measured twice,
 # alternating with the empty list; in a table of its own printed after the
@@ -84,7 +89,7 @@ ingest_pending_queries() {
         echo
         echo "| pending list limit | pending rows | CPU ms/query | rows/query | x empty list | planner's estimate for the index scan |"
         echo "|---|---|---|---|---|---|"
-        for kb in "$(q -c "SELECT setting FROM pg_settings WHERE name = 'minhash.lsh_pending_list_limit'")" 4096; do
+        for kb in "$(ingest_default_limit)" 4096; do
             for round in 1 2; do
                 q -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" -c "ANALYZE ingest" >/dev/null
                 pr=$(ingest_pct_cpu) || pr="- -"
@@ -131,7 +136,7 @@ section_ingest() {
     ingest_config "lsh (sig) WITH (threshold = 0.5): $b bands of $r, fastupdate off (1.1's default)" 1 ""
     # today's defaults, after a REINDEX: leaves packed as the one above started
     q -c "ALTER INDEX ingest_lsh RESET (fastupdate)" -c "REINDEX INDEX ingest_lsh" >/dev/null
-    ingest_config "lsh (sig) WITH (threshold = 0.5) after REINDEX, the defaults: fastupdate on, pending list $(q -c "SHOW minhash.lsh_pending_list_limit")" 2 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    ingest_config "lsh (sig) WITH (threshold = 0.5) after REINDEX, the defaults: fastupdate on, pending list $(ingest_default_limit) kB" 2 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
     ingest_pending_queries
     # rebuilt with room in its leaves: the rows above split the leaves a
     # build packed to 95% (the default fillfactor) nearly all at once
