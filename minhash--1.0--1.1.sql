@@ -306,3 +306,87 @@ CREATE FUNCTION minhash_from_array("values" bigint[], family minhash_family, see
     AS 'MODULE_PATHNAME', 'minhash_from_array_bits' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_from_array(bigint[], minhash_family, bigint, integer) IS
     'signature from exported values (each 0..2^bits-1), the hash family, the seed and the bits kept of each value';
+
+-- src/sql/60_pairs.sql: minhash_clusters keeps the row chosen by a column
+-- (keep, keep_desc appended to both signatures: the functions are
+-- re-created, same C symbols, which still serve 1.0's shorter signatures).
+DROP FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer);
+DROP FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer);
+CREATE FUNCTION minhash_clusters(index regclass, key_column name,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key bigint, cluster_id bigint)
+    AS 'MODULE_PATHNAME', 'minhash_clusters'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'clusters of similar rows as (key, key of the row to keep: the smallest, or first by the keep column); mode connected or representative';
+CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyelement,
+                                 threshold double precision DEFAULT NULL,
+                                 mode text DEFAULT 'connected',
+                                 exact boolean DEFAULT false,
+                                 text_column name DEFAULT NULL,
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
+    RETURNS TABLE (key anyelement, cluster_id anyelement)
+    AS 'MODULE_PATHNAME', 'minhash_clusters_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';
+
+-- Ignoring accents and punctuation (src/sql/24_ignore.sql): minhash(doc,
+-- ignore => 'accents, punctuation') and minhash_shingles(doc, k, ignore).
+CREATE DOMAIN minhash_ignore AS pg_catalog.text;
+COMMENT ON DOMAIN minhash_ignore IS
+    'characters minhash() leaves out before shingling: accents, punctuation, or both separated by a comma';
+
+CREATE FUNCTION minhash(doc text, ignore minhash_ignore, bits bigint DEFAULT 32,
+                        family minhash_family DEFAULT 'native', unit text DEFAULT 'word',
+                        k integer DEFAULT 0, num_perm integer DEFAULT 128, seed bigint DEFAULT 1)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_ignore' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash(text, minhash_ignore, bigint, minhash_family, text, integer, integer, bigint) IS
+    'MinHash signature of the shingles of a document with accents or punctuation left out';
+
+CREATE FUNCTION minhash_shingles(doc text, k integer, ignore minhash_ignore, unit text DEFAULT 'word')
+    RETURNS text[]
+    AS 'MODULE_PATHNAME', 'minhash_shingles_ignore' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION minhash_shingles(text, integer, minhash_ignore, text) IS
+    'distinct shingles of a document with accents or punctuation left out, in order of first appearance (k = 0: 5 words or 9 characters)';
+-- One probe rule for every reader of an lsh index, and its recall
+-- (src/sql/50_lsh.sql); a batch of rows against an index (src/sql/60_pairs.sql).
+CREATE FUNCTION minhash_lsh_recall(index regclass, threshold double precision DEFAULT NULL)
+    RETURNS TABLE (similarity double precision, recall double precision, depth integer)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_recall' LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 3;
+COMMENT ON FUNCTION minhash_lsh_recall(regclass, double precision) IS
+    'probability that the index finds a pair of similarity t, t + 0.05, t + 0.1 at threshold t, and the probe depth';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key bigint, key bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, regclass, name, name, double precision) IS
+    'every pair of a batch row and an indexed row with similarity >= threshold, once, as (batch_key, key, similarity)';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name, key_type anyelement,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key anyelement, key anyelement, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, anyelement, regclass, name, name, double precision) IS
+    'minhash_match with keys of the type of key_type (e.g. NULL::text)';
+
+-- src/sql/20_functions.sql: minhash_bands(sig, bands, rows, depth) and
+-- minhash_first_band follow the lsh index's probe rule (its 32-bit band keys
+-- under the probe mask), so that band keys computed outside an index (Citus,
+-- sharded tables) find the pairs the index finds. Same C symbols.
+COMMENT ON FUNCTION minhash_bands(minhash, integer, integer, integer) IS
+    'the band keys an lsh index with these bands and rows stores, on the bits a probe of that depth compares';
+COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
+    'first LSH band (1-based) whose keys a probe of that depth matches for a and b, or NULL';

@@ -95,15 +95,16 @@ std::unique_ptr<minhash::PermutationFamily> family_for(
     return f;
 }
 
-// What SELECT minhash(body) does per row: shingle, hash, fold into k minima.
-void text_signatures(benchmark::State &state, minhash::HashFamily kind) {
+// What SELECT minhash(body) does per row: shingle, hash, fold into k minima
+// (ignore: minhash(body, ignore => ...)'s flags).
+void text_signatures(benchmark::State &state, minhash::HashFamily kind, int k,
+                     uint8_t ignore = 0) {
     const auto &docs = documents();
     if (docs.empty()) return state.SkipWithError("set MINHASH_BENCH_DOCS");
-    const int k = static_cast<int>(state.range(0));
     const auto family = family_for(k, kind);
     if (kind == minhash::HashFamily::Native)
         state.SetLabel(minhash::simd_level_name(minhash::simd_in_use()));
-    const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5};
+    const minhash::ShingleSpec spec{minhash::ShingleUnit::Word, 5, ignore};
     std::vector<uint32_t> sig(k);
     for (auto _ : state) {
         for (const auto &d : docs) {
@@ -116,12 +117,22 @@ void text_signatures(benchmark::State &state, minhash::HashFamily kind) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * docs.size()));
 }
 
-void BM_SignatureText(benchmark::State &state) { text_signatures(state, minhash::HashFamily::Native); }
+void BM_SignatureText(benchmark::State &state) {
+    text_signatures(state, minhash::HashFamily::Native, static_cast<int>(state.range(0)));
+}
 BENCHMARK(BM_SignatureText)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// minhash(body, ignore => ...) at k = 128: the argument is the flags (0 none,
+// 1 accents, 2 punctuation, 3 both), so /0 is BM_SignatureText/128 again.
+void BM_SignatureTextIgnore(benchmark::State &state) {
+    text_signatures(state, minhash::HashFamily::Native, 128,
+                    static_cast<uint8_t>(state.range(0)));
+}
+BENCHMARK(BM_SignatureTextIgnore)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Unit(benchmark::kMillisecond);
 
 // The datasketch family: SHA-1 of each shingle, k modular permutations.
 void BM_DatasketchText(benchmark::State &state) {
-    text_signatures(state, minhash::HashFamily::Datasketch);
+    text_signatures(state, minhash::HashFamily::Datasketch, static_cast<int>(state.range(0)));
 }
 BENCHMARK(BM_DatasketchText)->Arg(128)->Unit(benchmark::kMillisecond);
 

@@ -137,10 +137,13 @@ FROM minhash_clusters('copyright_lsh', 'pkg', key_type => NULL::text, threshold 
 GROUP BY cluster_id ORDER BY files DESC, kept LIMIT 8;
 \set ECHO none
 \timing off
-\echo '-- keep one row per cluster'
+\echo '-- keep one row per cluster: the longest file, and delete only files similar to it'
+\echo '-- (representative mode; connected components chain: a ~ b ~ c joins a and c)'
 \set ECHO queries
+ALTER TABLE copyright ADD COLUMN len int GENERATED ALWAYS AS (octet_length(body)) STORED;
 DELETE FROM copyright
-WHERE pkg IN (SELECT key FROM minhash_clusters('copyright_lsh', 'pkg', key_type => NULL::text, threshold => 0.8)
+WHERE pkg IN (SELECT key FROM minhash_clusters('copyright_lsh', 'pkg', key_type => NULL::text, threshold => 0.8,
+                                               mode => 'representative', keep => 'len', keep_desc => true)
               WHERE key <> cluster_id);
 SELECT count(*) AS files_left FROM copyright;
 \set ECHO none

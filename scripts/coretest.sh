@@ -36,11 +36,16 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     cmake --build build/core-fuzz -j"$jobs" --target fuzz_shingle fuzz_formats
     corpus=build/core-fuzz/corpus
     mkdir -p "$corpus"
-    # Seeds: the first byte picks unit and k (see the target), the rest is text.
+    # Seeds: the first byte picks unit, k and the ignore flags (see the
+    # target), the rest is text.
     printf '\x05Ça va? Über-Größe 1859' >"$corpus/seed-words"
     printf '\x01 a b\xffc\xc3 d\t\te' >"$corpus/seed-malformed"
     # Long enough (80 bytes and more) for the word normalizer's ASCII fast path.
     printf '\x0fThe Quick brown fox, caf\xc3\xa9 e\xcc\x81t\xc3\xa9 Stra\xc3\x9fe \xef\xac\x81ve -- jumps over 1234 lazy DOGS; \xf0\x9f\x91\x8d ok \xe6\x9d\xb1\xe4\xba\xac and \xce\xa3\xce\x9f\xce\xa6\xce\x99\xce\x91\xce\xa3 again\x80 and again.' >"$corpus/seed-long"
+    # ignore => punctuation (0x54: words, k = 5), both (0x78), accents in characters (0x2b)
+    printf '\x54It'"'"'s a well-known e-mail, don'"'"'t re-send it... (again!) -- U.S.A. rock'"'"'n'"'"'roll \xc2\xbfQu\xc3\xa9? \xe2\x80\x94 ok.' >"$corpus/seed-punct"
+    printf '\x78Cr\xc3\xa8me br\xc3\xbbl\xc3\xa9e, L'"'"'\xc3\xa9t\xc3\xa9 \xe2\x80\x94 d\xc3\xa9j\xc3\xa0 \xc2\xabfini\xc2\xbb! \xed\x95\x9c\xea\xb5\xad e\xcc\x81 \xe2\x89\xa0 \xc4\xb0stanbul and the long tail of the text.' >"$corpus/seed-both"
+    printf '\x2bCaf\xc3\xa9 cafe\xcc\x81 \xe1\xbe\xaf' >"$corpus/seed-accents"
     build/core-fuzz/fuzz_shingle -max_total_time="$fuzz_seconds" -max_len=1024 \
         -artifact_prefix=build/core-fuzz/ -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
     # Seeds: the first byte picks the decoder (0 text, 1 binary, 2 page content).

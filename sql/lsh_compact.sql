@@ -123,6 +123,41 @@ BEGIN
 END
 $$;
 
+-- minhash_similar_pairs and minhash_match (the table as its own batch)
+-- against the per-row join through the index: the pairs the join finds
+-- (each way, and each row with itself), then the pairs each function finds
+-- that the join does not or misses (all 0: one probe rule, whatever the
+-- slots keep), and the results whose similarity is not jaccard's (0)
+CREATE FUNCTION lc_agree(idx regclass, tab text, col text, t float8)
+RETURNS TABLE (joined bigint, pairs_differ bigint, match_differ bigint, wrong_similarity bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('minhash.similarity_threshold', t::text, true);
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    EXECUTE format('CREATE TEMP TABLE lc_join AS SELECT a.id AS a, b.id AS b FROM %1$I a JOIN %1$I b ON b.%2$I %% a.%2$I',
+                   tab, col);
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    EXECUTE format('CREATE TEMP TABLE lc_p AS SELECT key_a AS a, key_b AS b, similarity FROM minhash_similar_pairs(%L, %L, %s)',
+                   idx, 'id', t);
+    EXECUTE format('CREATE TEMP TABLE lc_m AS SELECT batch_key AS a, key AS b, similarity FROM minhash_match(%L, %L, %L, %L, %L, %s)',
+                   idx, 'id', tab, 'id', col, t);
+    joined := (SELECT count(*) FROM lc_join);
+    pairs_differ := (SELECT count(*) FROM ((SELECT a, b FROM lc_p EXCEPT SELECT a, b FROM lc_join WHERE a < b)
+                                           UNION ALL (SELECT a, b FROM lc_join WHERE a < b EXCEPT SELECT a, b FROM lc_p)) x);
+    match_differ := (SELECT count(*) FROM ((SELECT a, b FROM lc_m EXCEPT SELECT a, b FROM lc_join)
+                                           UNION ALL (SELECT a, b FROM lc_join EXCEPT SELECT a, b FROM lc_m)) x);
+    EXECUTE format('SELECT count(*) FROM (SELECT * FROM lc_p UNION ALL SELECT * FROM lc_m) r
+                    JOIN %1$I x ON x.id = r.a JOIN %1$I y ON y.id = r.b WHERE r.similarity <> jaccard(x.%2$I, y.%2$I)',
+                   tab, col) INTO wrong_similarity;
+    DROP TABLE lc_join;
+    DROP TABLE lc_p;
+    DROP TABLE lc_m;
+    RETURN NEXT;
+END
+$$;
+
 -- 1. a minhash(128, 16) column: 8-bit slots by default, rechecked
 CREATE INDEX lc_idx ON lc USING lsh (s16);
 SELECT num_perm, bands, rows, data_pages, live_rows FROM minhash_lsh_stats('lc_idx');
@@ -131,6 +166,8 @@ SELECT * FROM lc_answers('s16', 0.3, 'minhash_similar');
 SELECT * FROM lc_order('s16');
 SELECT * FROM lc_pairs('lc_idx', 's16', 0.5);
 SELECT * FROM lc_pairs('lc_idx', 's16', 0.3);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.3);
 SELECT * FROM minhash_lsh_check('lc_idx', true);
 -- build options are fixed: verify_bits too
 ALTER INDEX lc_idx SET (verify_bits = 16);
@@ -143,6 +180,8 @@ SELECT num_perm, bands, rows, data_pages, live_rows FROM minhash_lsh_stats('lc_i
 SELECT * FROM lc_answers('s16', 0.5);
 SELECT * FROM lc_order('s16');
 SELECT * FROM lc_pairs('lc_idx', 's16', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.3);
 SELECT * FROM minhash_lsh_check('lc_idx', true);
 DROP INDEX lc_idx;
 
@@ -152,6 +191,7 @@ SELECT num_perm, bands, rows, data_pages, live_rows FROM minhash_lsh_stats('lc_i
 SELECT * FROM lc_answers('s8', 0.5);
 SELECT * FROM lc_order('s8');
 SELECT * FROM lc_pairs('lc_idx', 's8', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's8', 0.5);
 SELECT * FROM minhash_lsh_check('lc_idx', true);
 DROP INDEX lc_idx;
 
@@ -159,12 +199,15 @@ DROP INDEX lc_idx;
 -- as format 4 did), or 8 bits of each when asked, rechecked
 CREATE INDEX lc_idx ON lc USING lsh (s32);
 SELECT num_perm, bands, rows, data_pages, live_rows FROM minhash_lsh_stats('lc_idx');
+SELECT * FROM lc_agree('lc_idx', 'lc', 's32', 0.5);
 DROP INDEX lc_idx;
 CREATE INDEX lc_idx ON lc USING lsh (s32) WITH (verify_bits = 8);
 SELECT num_perm, bands, rows, data_pages, live_rows FROM minhash_lsh_stats('lc_idx');
 SELECT * FROM lc_answers('s32', 0.5);
 SELECT * FROM lc_order('s32');
 SELECT * FROM lc_pairs('lc_idx', 's32', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's32', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's32', 0.3);
 SELECT * FROM minhash_lsh_check('lc_idx', true);
 DROP INDEX lc_idx;
 
@@ -195,6 +238,7 @@ SELECT pending_rows > 0 AS pending FROM minhash_lsh_stats('lc_idx');
 SELECT lc_refresh('{s16}');
 SELECT * FROM lc_answers('s16', 0.5);
 SELECT * FROM lc_pairs('lc_idx', 's16', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.5);
 SELECT * FROM minhash_lsh_check('lc_idx', true);
 SELECT minhash_lsh_clean_pending_list('lc_idx') > 0 AS merged;
 SELECT * FROM lc_answers('s16', 0.5);
@@ -219,6 +263,7 @@ SELECT * FROM minhash_lsh_check('lc_idx', true);
 SET minhash.pairs_min_parallel_index_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT pairs = :serial_pairs AS parallel_pairs_agree, wrong, missed FROM lc_pairs('lc_idx', 's16', 0.5);
+SELECT * FROM lc_agree('lc_idx', 'lc', 's16', 0.5);
 RESET minhash.pairs_min_parallel_index_size;
 RESET max_parallel_workers_per_gather;
 
@@ -234,6 +279,7 @@ SELECT array_agg(id ORDER BY id) FROM lc WHERE s16 % (SELECT s16 FROM lc WHERE i
 RESET enable_seqscan;
 SELECT (SELECT count(*) FROM minhash_similar_pairs('lcp_idx', 'id', 0.5)) =
        (SELECT pairs FROM lc_pairs('lc_idx', 's16', 0.5)) AS partitioned_pairs_agree;
+SELECT * FROM lc_agree('lcp_idx', 'lcp', 's16', 0.5);
 -- partitions whose indexes keep different widths do not merge
 ALTER TABLE lcp DETACH PARTITION lcp1;
 DROP INDEX lcp1_s16_idx;
@@ -254,6 +300,11 @@ SET enable_seqscan = off;
 SELECT id FROM lc WHERE s16 % (SELECT s32 FROM lc WHERE id = 50);
 \echo :LAST_ERROR_SQLSTATE
 RESET enable_seqscan;
+-- a batch of another width than the index's (lc_idx, on s16) signatures
+SELECT count(*) FROM minhash_match('lc_idx', 'id', 'lc', 'id', 's32', 0.5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM minhash_match('lc_idx', 'id', 'lc', 'id', 's8', 0.5);
+\echo :LAST_ERROR_SQLSTATE
 -- an untyped column takes whatever width its first signature has, then only that
 CREATE TABLE lcu (id int, sig minhash);
 CREATE INDEX lcu_idx ON lcu USING lsh (sig);

@@ -82,28 +82,28 @@ ANALYZE lf;
 SELECT sig AS q FROM lf WHERE id = 32 * 7 \gset
 SET enable_seqscan = off;
 SET minhash.similarity_threshold = 0.3;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
 SET minhash.similarity_threshold = 0.5;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
 SET minhash.similarity_threshold = 0.9;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
 -- minhash.lsh_recall trades recall for speed: a lower target probes deeper
 SET minhash.similarity_threshold = 0.3;
 SET minhash.lsh_recall = 0.6;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lf WHERE sig % :'q';
 RESET minhash.lsh_recall;
 RESET minhash.similarity_threshold;
 RESET enable_seqscan;
 -- lsh_forest: ORDER BY <%> LIMIT k widens until it has k rows, even where
 -- fewer rows share a band with the query
 SELECT sig AS b FROM lf WHERE id = 10007 \gset
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM lf ORDER BY sig <%> :'b' LIMIT 5;
 -- lsh_forest: minhash.lsh_max_scan_tuples bounds the widening (it checks
 -- the bound between stages: here depths 4, 3 and 2 verified 938 signatures)
 SET minhash.lsh_max_scan_tuples = 500;
 SET enable_seqscan = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM lf ORDER BY sig <%> :'b' LIMIT 1000;
 RESET enable_seqscan;
 RESET minhash.lsh_max_scan_tuples;
@@ -111,10 +111,12 @@ RESET minhash.lsh_max_scan_tuples;
 -- plans on the 0.5 index, and a scan with two % conditions probes one
 CREATE INDEX lf_sig8 ON lf USING lsh (sig) WITH (threshold = 0.8);
 SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 SET minhash.similarity_threshold = 0.5;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM lf WHERE sig % :'q' AND sig % :'q';
 RESET minhash.similarity_threshold;
+RESET enable_bitmapscan;
 RESET enable_seqscan;
 DROP TABLE lf;
 
@@ -133,7 +135,7 @@ CREATE FUNCTION hv_q() RETURNS minhash LANGUAGE sql STABLE
   AS $$ SELECT minhash_from_array(ARRAY(SELECT generate_series(1, 128)::int8)) $$;
 SET enable_seqscan = off;
 SET enable_indexscan = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lsh_hv WHERE sig % hv_q();
+EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM lsh_hv WHERE sig % hv_q();
 RESET enable_indexscan;
 RESET enable_seqscan;
 DROP TABLE lsh_hv;

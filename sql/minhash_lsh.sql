@@ -69,9 +69,16 @@ SELECT minhash_bands('1:[1,2,3,4]', 2, -1);
 SELECT minhash_bands('1:[1,2,3,4]', 2, 3);
 \echo :LAST_ERROR_SQLSTATE
 
--- minhash_bands(sig, bands, rows, depth): the keys of the first depth values
--- of each band; depth = rows is the three-argument form
-SELECT minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5, 5) = minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5) AS whole_bands;
+-- minhash_bands(sig, bands, rows, depth): the keys an lsh index with these
+-- bands and rows stores, on the bits a probe of that depth compares: each
+-- band's number in the top bits (5 bits for 25 bands), its first values'
+-- hash bits below; depth = rows keeps whole keys, a shorter depth only the
+-- prefix (the low bits zero)
+SELECT bool_and(k >> 27 = i - 1) AS band_in_top_bits, bool_and(k < 2 ^ 32) AS keys_of_32_bits
+FROM unnest(minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5, 5)) WITH ORDINALITY AS t(k, i);
+SELECT bool_and(d.k = w.k & ~((1::int8 << (32 - 5 - 14)) - 1)) AS depth1_is_a_prefix_of_the_key
+FROM unnest(minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5, 1)) WITH ORDINALITY AS d(k, i)
+JOIN unnest(minhash_bands(minhash(ARRAY[1, 2, 3]), 25, 5, 5)) WITH ORDINALITY AS w(k, i) USING (i);
 -- agreeing on the first value of a band is enough at depth 1, not at depth 2
 SELECT (minhash_bands('1:[1,2,3,4,5,6]', 3, 2, 1))[2] = (minhash_bands('1:[1,2,3,9,5,6]', 3, 2, 1))[2] AS depth1_shared,
        (minhash_bands('1:[1,2,3,4,5,6]', 3, 2, 2))[2] = (minhash_bands('1:[1,2,3,9,5,6]', 3, 2, 2))[2] AS depth2_shared;
@@ -80,8 +87,9 @@ SELECT minhash_bands('1:[1,2,3,4]', 2, 2, 0);
 SELECT minhash_bands('1:[1,2,3,4]', 2, 2, 3);
 \echo :LAST_ERROR_SQLSTATE
 
--- minhash_first_band(a, b, bands, rows, depth): the first band (from 1) in
--- which a and b agree on the first depth values, NULL if none
+-- minhash_first_band(a, b, bands, rows, depth): the first band (from 1)
+-- whose keys a probe of that depth matches (the first depth values agree, or
+-- the bits the key keeps of them), NULL if none
 SELECT minhash_first_band('1:[1,2,3,4,5,6]', '1:[1,9,3,4,5,6]', 3, 2, 2) AS first_whole,
        minhash_first_band('1:[1,2,3,4,5,6]', '1:[1,9,3,4,5,6]', 3, 2, 1) AS first_prefix,
        minhash_first_band('1:[1,2,3,4,5,6]', '1:[9,9,9,9,9,9]', 3, 2, 1) AS none,
@@ -90,8 +98,11 @@ SELECT minhash_first_band('1:[1,2,3,4,5,6]', '1:[1,9,3,4,5,6]', 3, 2, 2) AS firs
 WITH s AS (SELECT minhash(ARRAY(SELECT g FROM generate_series(1, 60) g)) a,
                   minhash(ARRAY(SELECT g FROM generate_series(5, 64) g)) b)
 SELECT minhash_first_band(a, b, 30, 4, 4) =
-       (SELECT min(i) FROM generate_subscripts(minhash_bands(a, 30, 4), 1) i
-        WHERE (minhash_bands(a, 30, 4))[i] = (minhash_bands(b, 30, 4))[i]) AS matches_keys
+       (SELECT min(i) FROM generate_subscripts(minhash_bands(a, 30, 4, 4), 1) i
+        WHERE (minhash_bands(a, 30, 4, 4))[i] = (minhash_bands(b, 30, 4, 4))[i]) AS matches_keys,
+       minhash_first_band(a, b, 30, 4, 2) =
+       (SELECT min(i) FROM generate_subscripts(minhash_bands(a, 30, 4, 2), 1) i
+        WHERE (minhash_bands(a, 30, 4, 2))[i] = (minhash_bands(b, 30, 4, 2))[i]) AS matches_keys_at_depth_2
 FROM s;
 SELECT minhash_first_band('1:[1,2,3,4]', '2:[1,2,3,4]', 2, 2, 2);
 \echo :LAST_ERROR_SQLSTATE

@@ -38,6 +38,12 @@ BAD_ARGS = [
     (dict(num_perm=1025), "num_perm => 1025"),
     (dict(family="datasketch", seed=-1), "family => 'datasketch', seed => -1"),
     (dict(family="datasketch", seed=1 << 32), "family => 'datasketch', seed => 4294967296"),
+    (dict(bits=12), "bits => 12"),
+    (dict(bits=64, family="oph"), "bits => 64, family => 'oph'"),
+    (dict(ignore="accent"), "ignore => 'accent'"),
+    (dict(ignore="accents punctuation"), "ignore => 'accents punctuation'"),
+    (dict(ignore="accents,"), "ignore => 'accents,'"),
+    (dict(ignore="é" * 30), "ignore => '" + "é" * 30 + "'"),
 ]
 
 
@@ -67,12 +73,32 @@ def test_other_bad_arguments():
         pgminhash.minhash(DOC, "char")  # keywords only, so the SQL's order cannot mislead
     with pytest.raises(TypeError, match="apply to a document"):
         pgminhash.minhash(["a"], unit="char")
+    with pytest.raises(TypeError, match="apply to a document"):
+        pgminhash.minhash(["a"], ignore="accents")
+    with pytest.raises(TypeError, match="ignore must be a str"):
+        pgminhash.minhash(DOC, ignore=1)
+    with pytest.raises(TypeError, match="bits must be an integer"):
+        pgminhash.minhash(DOC, bits="16")
     with pytest.raises(TypeError, match="a document is a str"):
         pgminhash.minhash(b"bytes")
     with pytest.raises(TypeError, match="cannot use dict as a set element"):
         pgminhash.minhash([{}])
     with pytest.raises(UnicodeEncodeError):
         pgminhash.minhash("lone \ud800 surrogate")
+
+
+def test_ignore_takes_the_servers_list_or_names(conn):
+    doc = "L'été — déjà « fini » ! Don't re-send the e-mail."
+    server = server_sig(conn, "minhash(%s::text, ignore => 'accents, punctuation')", (doc,))
+    for ignore in ("accents, punctuation", "punctuation,accents", ("accents", "punctuation"),
+                   ["punctuation", "accents", "accents"]):
+        assert str(pgminhash.minhash(doc, ignore=ignore)) == server
+    assert pgminhash.minhash(doc, ignore="") == pgminhash.minhash(doc, ignore=()) == \
+        pgminhash.minhash(doc)
+    assert pgminhash.shingles(doc, k=1, ignore=["punctuation"]) == conn.execute(
+        "SELECT minhash_shingles(%s::text, 1, ignore => 'punctuation')", (doc,)).fetchone()[0]
+    assert pgminhash.shingles(doc, k=1, ignore="accents,punctuation") == [
+        "lete", "deja", "fini", "dont", "resend", "the", "email"]
 
 
 def test_text_search_configurations_are_the_servers():
@@ -121,10 +147,41 @@ def test_jaccard_of_signatures_is_the_servers(conn):
     assert a.jaccard(a) == 1.0
 
 
+def test_jaccard_of_compact_and_oph_signatures_is_the_servers(conn):
+    other = DOC.replace("bank", "bend").replace("lazy", "busy")
+    for family, bits in (("native", 16), ("native", 8), ("oph", 32), ("oph", 16),
+                         ("datasketch", 8)):
+        a = pgminhash.minhash(DOC, family=family, bits=bits, num_perm=256)
+        b = pgminhash.minhash(other, family=family, bits=bits, num_perm=256)
+        server = conn.execute("SELECT jaccard(%s::minhash, %s::minhash), %s::minhash <%%> %s::minhash",
+                              (str(a), str(b), str(a), str(b))).fetchone()
+        assert a.jaccard(b) == pgminhash.jaccard(a, b) == server[0], (family, bits)
+        assert 1 - a.jaccard(b) == server[1]
+        assert 0 < a.jaccard(b) < 1 and a.jaccard(a) == 1.0
+    # oph: compared densified; its stored sketch of a short text has empty bins
+    a = pgminhash.minhash("a b c d e f", family="oph", num_perm=64)
+    assert (a.values == 4294967295).any()
+    assert conn.execute("SELECT jaccard(%s::minhash, %s::minhash)",
+                        (str(a), str(a))).fetchone()[0] == a.jaccard(a) == 1.0
+
+
+def test_compact_signatures_are_narrowed_as_the_server_narrows(conn):
+    for family in ("native", "oph", "datasketch"):
+        full = pgminhash.minhash(DOC, family=family)
+        for bits in (16, 8):
+            narrowed = conn.execute(f"SELECT (%s::minhash::minhash(128, {bits}))::text",
+                                    (str(full),)).fetchone()[0]
+            sig = pgminhash.minhash(DOC, family=family, bits=bits)
+            assert str(sig) == narrowed
+            assert sig.bits == bits and sig.values.dtype.name == "uint32"
+            assert int(sig.values.max()) < 1 << bits
+    assert pgminhash.minhash(DOC).bits == 32
+
+
 def test_incompatible_signatures_are_refused_as_the_server_refuses_them(conn):
     a = pgminhash.minhash(DOC)
     for other in (pgminhash.minhash(DOC, num_perm=64), pgminhash.minhash(DOC, seed=2),
-                  pgminhash.minhash(DOC, family="datasketch")):
+                  pgminhash.minhash(DOC, family="datasketch"), pgminhash.minhash(DOC, bits=16)):
         with pytest.raises(psycopg.errors.InvalidParameterValue) as server:
             conn.execute("SELECT jaccard(%s::minhash, %s::minhash)", (str(a), str(other)))
         with pytest.raises(ValueError) as ours:
@@ -150,6 +207,23 @@ def test_merge_and_cardinality_are_the_servers(conn):
     assert (a | b).cardinality() == card
     assert 4000 < card < 6000
     assert pgminhash.minhash([]).cardinality() == 0
+    # oph: sketches merge exactly, and have their own estimator
+    a = pgminhash.minhash(list(range(0, 3000)), family="oph")
+    b = pgminhash.minhash(list(range(2000, 5000)), family="oph")
+    merged, card = conn.execute("SELECT (%s::minhash | %s::minhash)::text,"
+                                " minhash_cardinality(%s::minhash | %s::minhash)",
+                                (str(a), str(b), str(a), str(b))).fetchone()
+    assert str(a | b) == merged and a | b == pgminhash.minhash(list(range(5000)), family="oph")
+    assert (a | b).cardinality() == card
+    assert 4000 < card < 6000
+    # compact signatures do neither, in the server or here
+    c = pgminhash.minhash(list(range(10)), bits=16)
+    for sql in ("SELECT %s::minhash | %s::minhash", "SELECT minhash_cardinality(%s::minhash)"):
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as server:
+            conn.execute(sql, (str(c), str(c))[:sql.count("%s")])
+        with pytest.raises(ValueError) as ours:
+            (c | c) if "|" in sql else c.cardinality()
+        assert str(ours.value).startswith(server.value.diag.message_primary)
 
 
 @pytest.mark.parametrize("args", [(0.5,), (0.8, 256), (0.3, 64, 0.9, 0.1), (1.0, 1), (0.0, 1024)])

@@ -54,6 +54,24 @@ def test_round_trip_similar_and_nearest(dbname):
     assert text == q
 
 
+def test_compact_and_oph_signatures_round_trip(dbname):
+    sigs = [pgminhash.minhash(b, bits=bits, family=family)
+            for _, b in similar_docs.documents()[:10]
+            for bits, family in ((16, "native"), (8, "oph"), (32, "oph"))]
+
+    async def body(conn):
+        back = [await conn.fetchval("SELECT $1::minhash", s) for s in sigs]
+        server = await conn.fetchval("SELECT minhash('a b c d e f'::text, bits => 8,"
+                                     " family => 'oph', num_perm => 16)")
+        estimate = await conn.fetchval("SELECT jaccard($1::minhash, $2::minhash)", sigs[0], sigs[3])
+        return back, server, estimate
+
+    back, server, estimate = run(dbname, body)
+    assert back == sigs and [s.bits for s in back] == [16, 8, 32] * 10
+    assert server == pgminhash.minhash("a b c d e f", bits=8, family="oph", num_perm=16)
+    assert estimate == sigs[0].jaccard(sigs[3])
+
+
 def test_server_signatures_and_bad_parameters(dbname):
     async def body(conn):
         return await conn.fetchval("SELECT minhash(ARRAY[1, 2, 3], num_perm => 8)")

@@ -94,6 +94,12 @@ def test_round_trip_similar_and_nearest(django_db):
     assert datasketch.ds == pgminhash.minhash(body, family="datasketch", seed=7)
     Doc.objects.filter(id=2).update(sig=None)
     assert Doc.objects.get(id=2).sig is None
+    # bits and ignore passed to the server's minhash()
+    compact = Doc.objects.annotate(c=Minhash("body", bits=16, family="oph",
+                                             ignore="accents, punctuation")).get(id=1)
+    assert compact.c == pgminhash.minhash(body, bits=16, family="oph",
+                                          ignore="accents, punctuation")
+    assert compact.c.bits == 16
 
 
 def test_field_conversions(django_db):
@@ -104,6 +110,11 @@ def test_field_conversions(django_db):
     assert field.to_python(str(sig)) == sig
     assert field.get_prep_value(sig) == str(sig)
     assert field.deconstruct()[3] == {"num_perm": 16}
+    compact = MinhashField(num_perm=16, bits=8)
+    assert compact.deconstruct()[3] == {"num_perm": 16, "bits": 8}
+    assert compact.db_type(None) == "minhash(16,8)"
+    small = pgminhash.minhash("x", num_perm=16, bits=8)
+    assert compact.to_python(str(small)) == small
     with pytest.raises(ValueError):
         field.to_python("not a signature")
     index = LshIndex(fields=["sig"], name="i", bands=16, rows=8)

@@ -64,6 +64,31 @@ def test_similar_and_nearest_through_the_index(db, placeholder):
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)
 
 
+@pytest.mark.parametrize("placeholder", ["%s", "%t", "%b"])
+def test_compact_and_oph_signatures_round_trip(db, placeholder):
+    db.execute("DROP TABLE IF EXISTS pg3_compact")
+    db.execute("CREATE TABLE pg3_compact (id int PRIMARY KEY, body text, s16 minhash(128, 16),"
+               " s8 minhash(128, 8), oph minhash)")
+    docs = similar_docs.documents()[:30]
+    rows = [(i, b, pgminhash.minhash(b, bits=16), pgminhash.minhash(b, bits=8, family="oph"),
+             pgminhash.minhash(b, family="oph")) for i, b in docs]
+    with db.cursor() as cur:
+        cur.executemany(f"INSERT INTO pg3_compact VALUES (%s, %s, {placeholder}, {placeholder},"
+                        f" {placeholder})", rows)
+    for binary in (False, True):
+        got = db.execute("SELECT id, body, s16, s8, oph, minhash(body, bits => 16),"
+                         " minhash(body, bits => 8, family => 'oph') FROM pg3_compact ORDER BY id",
+                         binary=binary).fetchall()
+        assert [r[:5] for r in got] == rows
+        assert all(r[5] == r[2] and r[6] == r[3] for r in got)
+        assert {(r[2].bits, r[3].bits, r[4].bits, r[4].family) for r in got} == {
+            (16, 8, 32, "oph")}
+    # the server's estimates of what was stored are ours
+    a, b = rows[0][2], rows[1][2]
+    assert db.execute(f"SELECT jaccard({placeholder}, {placeholder})", (a, b)).fetchone()[0] == \
+        a.jaccard(b)
+
+
 def test_unregistered_connections_see_text(dbname):
     with psycopg.connect(dbname=dbname) as c:
         assert c.execute("SELECT minhash('a b'::text, num_perm => 2)").fetchone()[0] == \

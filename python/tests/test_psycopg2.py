@@ -45,6 +45,17 @@ def test_round_trip_similar_and_nearest(db):
         assert sorted(cur.fetchall()) == similar_docs.nearest(sigs, q, 3)
 
 
+def test_compact_and_oph_signatures(db):
+    sigs = [pgminhash.minhash("a compact signature", bits=16),
+            pgminhash.minhash("a compact signature", bits=8, family="oph", num_perm=32),
+            pgminhash.minhash("an oph sketch", family="oph", num_perm=8)]
+    with db.cursor() as cur:
+        cur.execute("SELECT %s, %s, %s, minhash('a compact signature'::text, bits => 16)", sigs)
+        assert cur.fetchone() == (*sigs, sigs[0])
+        cur.execute("SELECT ARRAY[%s, %s]", (sigs[0], sigs[0]))
+        assert cur.fetchone()[0] == [sigs[0], sigs[0]]
+
+
 def test_datasketch_signatures(db):
     sig = pgminhash.minhash(["a", "b"], family="datasketch", num_perm=4, seed=9)
     with db.cursor() as cur:

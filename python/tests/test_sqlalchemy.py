@@ -49,6 +49,39 @@ def test_ddl(engine, docs):
     assert isinstance(reflected.c.sig.type, Minhash)
 
 
+def test_compact_signatures(engine):
+    metadata = MetaData()
+    table = Table("sa_compact", metadata, Column("id", Integer, primary_key=True),
+                  Column("sig", Minhash(64, bits=16)))
+    metadata.drop_all(engine)
+    metadata.create_all(engine)
+    try:
+        sigs = {i: pgminhash.minhash(b, num_perm=64, bits=16)
+                for i, b in similar_docs.documents()[:20]}
+        with engine.begin() as c:
+            coltype = c.execute(text("SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+                                     " WHERE attrelid = 'sa_compact'::regclass"
+                                     " AND attname = 'sig'")).scalar()
+            assert coltype == "minhash(64,16)"
+            c.execute(table.insert(), [dict(id=i, sig=s) for i, s in sigs.items()])
+            rows = dict(c.execute(select(table.c.id, table.c.sig)).all())
+            assert rows == sigs and all(s.bits == 16 for s in rows.values())
+            assert c.execute(select(table.c.sig.jaccard(sigs[1])).where(table.c.id == 2)).scalar() \
+                == sigs[2].jaccard(sigs[1])
+            # parameters are cast to the column's type, minhash(64, 16): an
+            # explicit cast, which narrows a 32-bit signature as the server
+            # narrows (so a 32-bit query signature compares with the column)
+            c.execute(table.insert(), [dict(id=99, sig=pgminhash.minhash("x y", num_perm=64))])
+            assert c.execute(select(table.c.sig).where(table.c.id == 99)).scalar() == \
+                pgminhash.minhash("x y", num_perm=64, bits=16)
+            q = pgminhash.minhash(dict(similar_docs.documents())[3], num_perm=64)
+            assert c.execute(select(table.c.sig.jaccard(q)).where(table.c.id == 3)).scalar() == 1.0
+    finally:
+        metadata.drop_all(engine)
+    with pytest.raises(ValueError, match="bits needs num_perm"):
+        Minhash(bits=16)
+
+
 def test_round_trip_similar_and_nearest(engine, docs):
     sigs = similar_docs.signatures()
     with engine.begin() as c:

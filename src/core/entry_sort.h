@@ -77,4 +77,43 @@ void sort_entries(Entry* e, size_t n, Entry* scratch) noexcept {
         std::memcpy(static_cast<void*>(e), src, n * sizeof(Entry));
 }
 
+// Sorts a[0, n) by key(a[i]), a 64-bit unsigned integer, stably (equal keys
+// keep their order): an LSD radix sort over the key's bytes that skips those
+// every element shares (keys below 2^20 take three passes of eight bits at
+// most). scratch: room for n elements. Allocates nothing. minhash_match's
+// candidates by indexed row.
+template <class T, class KeyFn>
+void stable_sort_by_u64(T* a, size_t n, T* scratch, KeyFn key) noexcept {
+    static_assert(std::is_trivially_copyable<T>::value, "elements are copied as bytes");
+    if (n < 2)
+        return;
+    uint64_t all_or = 0, all_and = ~uint64_t{0};
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t k = key(a[i]);
+        all_or |= k;
+        all_and &= k;
+    }
+    T* src = a;
+    T* dst = scratch;
+    for (int d = 0; d < 8; d++) {
+        const int shift = 8 * d;
+        if (((all_or ^ all_and) >> shift & 0xFF) == 0)
+            continue;  // every element has this byte
+        size_t at[256] = {};
+        for (size_t i = 0; i < n; i++)
+            at[(key(src[i]) >> shift) & 0xFF]++;
+        size_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            const size_t c = at[b];
+            at[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[at[(key(src[i]) >> shift) & 0xFF]++] = src[i];
+        std::swap(src, dst);
+    }
+    if (src != a)
+        std::memcpy(static_cast<void*>(a), src, n * sizeof(T));
+}
+
 }  // namespace minhash

@@ -98,6 +98,36 @@ void prefix_range(const PrefixLayout &l, uint32_t key, int m, uint32_t *lo, uint
     *hi = key | low_mask;
 }
 
+bool prefix_keys_agree(const PrefixLayout &l, const uint32_t *a, const uint32_t *b, int band,
+                       int m) noexcept {
+    const int eff = prefix_effective_depth(l, m < 1 ? 1 : m);
+    const size_t off = static_cast<size_t>(band) * static_cast<size_t>(l.rows);
+    for (int j = 0; j < eff; ++j) {
+        const uint32_t x = a[off + j];
+        const uint32_t y = b[off + j];
+        if (x != y && ((value_hash(x, band, j) ^ value_hash(y, band, j)) >> (64 - l.width[j])) != 0)
+            return false;
+    }
+    return true;
+}
+
+double prefix_key_hit_probability(const PrefixLayout &l, double s, int m) noexcept {
+    if (s <= 0.0)
+        s = 0.0;
+    if (s >= 1.0)
+        return 1.0;
+    const int eff = prefix_effective_depth(l, m < 1 ? 1 : m);
+    double p = 1.0;
+    for (int j = 0; j < eff; ++j)
+        p *= s + (1.0 - s) * std::ldexp(1.0, -l.width[j]);
+    return 1.0 - std::pow(1.0 - p, l.bands);
+}
+
+double probe_target_similarity(double t) noexcept {
+    const double half = (1.0 - t) / 2;
+    return t + (half < 0.1 ? half : 0.1);
+}
+
 double prefix_hit_probability(double s, int m, int bands) noexcept {
     if (s <= 0.0)
         return 0.0;

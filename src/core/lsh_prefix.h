@@ -67,9 +67,36 @@ void prefix_range(const PrefixLayout &layout, uint32_t key, int m, uint32_t *lo,
 int rows_in_key_ranges(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
                        const uint32_t *width, uint32_t *out) noexcept;
 
+// Do band `band` of signatures a and b (whole signatures, bands of
+// layout.rows values) have keys that a probe of depth m matches, i.e. keys
+// equal on the bits prefix_range(key, m) keeps? That is what an lsh scan
+// finds, what the all-pairs walk groups and what minhash_match merges: two
+// rows are candidates at depth m when this holds for some band. It holds when
+// the first min(m, encoded) values agree, and also when a value differs but
+// the top bits its position keeps of the two hashes agree (a position with w
+// bits: probability 2^-w). Equal to comparing prefix_band_key of both under
+// that mask, but only differing values are hashed.
+bool prefix_keys_agree(const PrefixLayout &layout, const uint32_t *a, const uint32_t *b, int band,
+                       int m) noexcept;
+
 // Probability that a pair of Jaccard similarity s agrees on the first m
 // values of at least one of b bands: 1 - (1 - s^m)^b.
 double prefix_hit_probability(double s, int m, int bands) noexcept;
+
+// Probability that a pair of Jaccard similarity s is a candidate at depth m
+// (prefix_keys_agree for at least one band): each compared position j agrees
+// with probability s + (1 - s) 2^-w_j (equal values, or hashes agreeing on
+// its w_j bits), so a band with p = prod_j (s + (1 - s) 2^-w_j), and
+// 1 - (1 - p)^bands. At least prefix_hit_probability(s, min(m, encoded),
+// bands): the recall an index really has, where that is the S-curve its
+// depth is chosen by.
+double prefix_key_hit_probability(const PrefixLayout &layout, double s, int m) noexcept;
+
+// The similarity a probe at threshold t is asked to find with the target
+// recall: t + 0.1, or halfway from t to 1 when that is nearer (at t = 0.9,
+// 0.95), so that the target still chooses the depth at high thresholds,
+// where t + 0.1 would be 1 and any depth would find it.
+double probe_target_similarity(double t) noexcept;
 
 // The deepest m in [1, rows] with prefix_hit_probability(min(1, t + margin),
 // m, bands) >= recall: the depth a probe at threshold t needs so that pairs

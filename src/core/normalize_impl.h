@@ -8,6 +8,12 @@
 // that is lowercasing, done by table lookup inline; only bytes ≥ 0x80 go
 // through libunistring (classify_non_ascii in shingle.cpp).
 //
+// Ignored characters (ShingleSpec::ignore, shingle.h) are dropped where they
+// are met: an ASCII punctuation byte is of class kIgnored (it changes no
+// state: a token goes on across it), a non-ASCII code point is decomposed
+// (accents) and yields only the pieces that are kept
+// (classify_non_ascii_ignoring). Without flags nothing of this runs.
+//
 // Private to src/core: not part of the API.
 #pragma once
 
@@ -27,10 +33,13 @@ namespace detail {
 
 // Folding one code point yields at most 3 code points and 6 bytes (U+0390
 // ΐ, 2 bytes, folds to ι + U+0308 + U+0301, 6 bytes): at most kMaxExpansion
-// times its input bytes. ASCII maps to one byte, and each inserted space
+// times its input bytes. With accents ignored a code point may decompose
+// first: a Hangul syllable (3 bytes) into three jamo (9 bytes), again at
+// most kMaxExpansion times. ASCII maps to one byte, and each inserted space
 // stands for at least one separator byte of input, so the normalized text is
 // at most kMaxExpansion bytes per input byte (the tests check every code
-// point), plus slack for the 16-byte stores of copy_ascii_token.
+// point under every set of flags), plus slack for the 16-byte stores of
+// copy_ascii_token.
 constexpr size_t kMaxFoldedBytes = 8;
 constexpr size_t kMaxExpansion = 3;
 inline size_t normalized_capacity(size_t input_len) { return kMaxExpansion * input_len + 32; }
@@ -46,12 +55,16 @@ inline bool too_large_to_shingle(size_t input_len) {
 // Byte classes. In word mode: Token (letter or digit), Mark (a combining
 // mark: part of a token only when it continues one, so "e\u0301" stays one
 // word) and Separator. In character mode: Unit or Separator (whitespace,
-// control characters and malformed UTF-8 all act as whitespace).
-enum : uint8_t { kSeparator = 0, kToken = 1, kMark = 2, kUnit = 3 };
+// control characters and malformed UTF-8 all act as whitespace). In both,
+// Ignored: a character left out (ignore flags), which changes nothing.
+enum : uint8_t { kSeparator = 0, kToken = 1, kMark = 2, kUnit = 3, kIgnored = 4 };
 
+// The classes of ASCII bytes, [0] as always, [1] with punctuation ignored
+// (the bytes of categories P and S, as libunistring classifies them, are
+// kIgnored there).
 struct AsciiTables {
-    uint8_t word_class[128];
-    uint8_t char_class[128];
+    uint8_t word_class[2][128];
+    uint8_t char_class[2][128];
     char lower[128];
 };
 extern const AsciiTables kAscii;
@@ -66,6 +79,24 @@ struct NonAscii {
     char out[kMaxFoldedBytes];
 };
 void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAscii *cp) noexcept;
+
+// The same under ignore flags (not 0): the code point (decomposed if accents
+// are ignored) as the pieces that are kept, each with its class and its
+// case-folded UTF-8, in order. No piece: the code point is ignored entirely.
+// A full canonical decomposition has at most 4 code points (U+1FAF; the
+// tests check every code point).
+constexpr int kMaxPieces = 4;
+struct NonAsciiPieces {
+    uint8_t in_len;  // 1..4
+    uint8_t count;   // 0..kMaxPieces
+    struct Piece {
+        uint8_t cls;
+        uint8_t out_len;
+        char out[kMaxFoldedBytes];
+    } piece[kMaxPieces];
+};
+void classify_non_ascii_ignoring(const unsigned char *s, size_t n, bool word_mode, uint8_t ignore,
+                                 NonAsciiPieces *cp) noexcept;
 
 // Word-mode scanning of ASCII, 16 bytes at a time where SSE2 exists (every
 // x86-64): English text spends most of its time here, and a byte loop pays
@@ -83,7 +114,8 @@ inline unsigned ascii_token_mask(__m128i v) {
 }
 #endif
 
-// The first position ≥ i that is not an ASCII separator (or n).
+// The first position ≥ i that is not an ASCII separator (or n). Outside a
+// token an ignored byte is no different from a separator: both are skipped.
 inline size_t skip_ascii_separators(const unsigned char *in, size_t i, size_t n) {
 #if defined(__SSE2__)
     for (; i + 16 <= n; i += 16) {
@@ -93,7 +125,7 @@ inline size_t skip_ascii_separators(const unsigned char *in, size_t i, size_t n)
             return i + static_cast<size_t>(__builtin_ctz(stop));
     }
 #endif
-    while (i < n && in[i] < 0x80 && kAscii.word_class[in[i]] == kSeparator)
+    while (i < n && in[i] < 0x80 && kAscii.word_class[0][in[i]] == kSeparator)
         ++i;
     return i;
 }
@@ -119,7 +151,7 @@ inline void copy_ascii_token(const unsigned char *in, size_t *i, size_t n, char 
         }
     }
 #endif
-    while (p < n && in[p] < 0x80 && kAscii.word_class[in[p]] == kToken)
+    while (p < n && in[p] < 0x80 && kAscii.word_class[0][in[p]] == kToken)
         out[q++] = kAscii.lower[in[p++]];
     *i = p;
     *o = q;
@@ -147,6 +179,28 @@ inline void classify_ascii_block(const unsigned char *p, uint64_t *token, uint64
     *high = h;
 }
 
+// As classify_ascii_block, and bit j of *punct: byte j is ASCII punctuation
+// or a symbol, i.e. printable (0x21..0x7E) but not a letter or digit --
+// exactly the bytes of categories P and S (the tests compare this with
+// kAscii.word_class[1] for every byte).
+inline void classify_ascii_block_punct(const unsigned char *p, uint64_t *token, uint64_t *high,
+                                       uint64_t *punct) {
+    uint64_t t = 0, h = 0, s = 0;
+    for (int q = 0; q < 4; ++q) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * q));
+        const unsigned tok = ascii_token_mask(v);
+        // signed compares: bytes ≥ 0x80 are negative, never above 0x20
+        const __m128i printable = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
+                                                _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+        t |= uint64_t(tok) << (16 * q);
+        h |= uint64_t(static_cast<unsigned>(_mm_movemask_epi8(v))) << (16 * q);
+        s |= uint64_t(static_cast<unsigned>(_mm_movemask_epi8(printable)) & ~tok) << (16 * q);
+    }
+    *token = t;
+    *high = h;
+    *punct = s;
+}
+
 // dst[0..len) = src[0..len) lowercased, for letters and digits (c | 0x20),
 // 16 bytes at a time: reads and writes up to 15 bytes beyond len.
 inline void copy_token_lower(const unsigned char *src, size_t len, char *dst) {
@@ -168,14 +222,17 @@ inline unsigned trailing_ones(uint64_t v) {
 // (with SSE2 help for ASCII runs) and is the definition; the fast one takes
 // ASCII 64 bytes at a time from bit masks -- one branch per word instead of
 // one per change of byte class -- and hands every other byte to the general
-// step. Both write the same text and report the same units (tests:
-// shingle_test.cpp's NormalizePaths suite; the fuzzer).
-template <class Sink>
+// step. Both write the same text and report the same units under every set
+// of ignore flags (tests: normalize_paths_test.cpp; the fuzzer).
+// kPunct: punctuation is ignored, so ASCII punctuation bytes are dropped
+// inside a token (ascii_block_punct) instead of ending it; a separate
+// instantiation, so that the default path is the code it always was.
+template <class Sink, bool kPunct = false>
 class WordNormalizer {
   public:
-    WordNormalizer(std::string_view doc, char *out, Sink &sink)
+    WordNormalizer(std::string_view doc, char *out, Sink &sink, uint8_t ignore = 0)
         : in_(reinterpret_cast<const unsigned char *>(doc.data())), n_(doc.size()), out_(out),
-          sink_(sink) {}
+          sink_(sink), ignore_(ignore) {}
 
     bool run(NormalizePath path, size_t *out_len) {
         *out_len = 0;
@@ -187,7 +244,7 @@ class WordNormalizer {
             }
 #if defined(__SSE2__)
             if (path == NormalizePath::Fast && i_ + kAsciiBlock + 16 <= n_) {
-                if (!ascii_block())
+                if (!(kPunct ? ascii_block_punct() : ascii_block()))
                     return false;
                 continue;
             }
@@ -223,9 +280,14 @@ class WordNormalizer {
         }
         const unsigned char c = in_[i_];
         if (c < 0x80) {
-            if (kAscii.word_class[c] == kSeparator) {  // ends the token
+            const uint8_t cls = kAscii.word_class[kPunct][c];
+            if (cls == kSeparator) {  // ends the token
                 ++i_;
                 return close_token();
+            }
+            if (kPunct && cls == kIgnored) {  // inside a token (skipped outside)
+                ++i_;
+                return true;
             }
             if (!in_token_)
                 open_token();
@@ -238,15 +300,33 @@ class WordNormalizer {
     // The code point at i_ (not ASCII, or malformed): a letter or digit
     // continues or starts a token, a mark continues one, anything else ends it.
     bool non_ascii() {
+        if (ignore_ != 0)
+            return non_ascii_ignoring();
         NonAscii cp;
         classify_non_ascii(in_ + i_, n_ - i_, true, &cp);
         i_ += cp.in_len;
-        if (cp.cls == kSeparator || (cp.cls == kMark && !in_token_))
+        return piece(cp.cls, cp.out, cp.out_len);
+    }
+
+    // One piece of a code point: what non_ascii() does with a class and bytes.
+    bool piece(uint8_t cls, const char *bytes, int len) {
+        if (cls == kSeparator || (cls == kMark && !in_token_))
             return !in_token_ || close_token();
         if (!in_token_)
             open_token();
-        for (int b = 0; b < cp.out_len; ++b)
-            out_[o_++] = cp.out[b];
+        for (int b = 0; b < len; ++b)
+            out_[o_++] = bytes[b];
+        return true;
+    }
+
+    // Under ignore flags: the kept pieces in turn (none: nothing changes).
+    bool non_ascii_ignoring() {
+        NonAsciiPieces cp;
+        classify_non_ascii_ignoring(in_ + i_, n_ - i_, true, ignore_, &cp);
+        i_ += cp.in_len;
+        for (int p = 0; p < cp.count; ++p)
+            if (!piece(cp.piece[p].cls, cp.piece[p].out, cp.piece[p].out_len))
+                return false;
         return true;
     }
 
@@ -303,12 +383,69 @@ class WordNormalizer {
         i_ += ascii;
         return ascii == 64 || non_ascii();
     }
+
+    // ascii_block with punctuation ignored: a token is a run of letters and
+    // digits that may go on across punctuation bytes (dropped) and ends at
+    // any other ASCII byte (white space, control). Its letters are copied
+    // run by run; a run of punctuation alone starts nothing.
+    bool ascii_block_punct() {
+        const unsigned char *const block = in_ + i_;
+        char *const out = out_;
+        uint64_t token, high, punct;
+        classify_ascii_block_punct(block, &token, &high, &punct);
+        const unsigned ascii = high ? static_cast<unsigned>(__builtin_ctzll(high)) : 64u;
+        if (ascii < 64) {  // the bytes [i_, i_ + ascii) are ASCII
+            token &= (uint64_t(1) << ascii) - 1;
+            punct &= (uint64_t(1) << ascii) - 1;
+        }
+        size_t o = o_;
+        size_t token_start = token_start_;
+        bool in_token = in_token_;
+        unsigned pos = 0;
+        bool ok = true;
+        while (pos < ascii) {
+            if (!in_token) {
+                const uint64_t rest = token & (~uint64_t(0) << pos);  // pos < 64 here
+                if (rest == 0)
+                    break;  // only separators and punctuation are left
+                pos = static_cast<unsigned>(__builtin_ctzll(rest));
+                if (o > 0)
+                    out[o++] = ' ';
+                token_start = o;
+                in_token = true;
+            }
+            // in a token at pos < ascii: a run of letters and digits (maybe empty)
+            const unsigned len = trailing_ones(token >> pos);
+            copy_token_lower(block + pos, len, out + o);
+            o += len;
+            pos += len;
+            if (pos >= ascii)
+                break;  // the token may go on: the next block, or a code point
+            pos += trailing_ones(punct >> pos);  // dropped
+            if (pos >= ascii)
+                break;
+            if ((token >> pos) & 1)
+                continue;  // punctuation between two runs: one token
+            in_token = false;  // a separator ends the token
+            ok = sink_.unit(uint32_t(token_start), uint32_t(o));
+            if (!ok)
+                break;
+        }
+        o_ = o;
+        token_start_ = token_start;
+        in_token_ = in_token;
+        if (!ok)
+            return false;
+        i_ += ascii;
+        return ascii == 64 || non_ascii();
+    }
 #endif
 
     const unsigned char *in_;
     const size_t n_;
     char *out_;
     Sink &sink_;
+    const uint8_t ignore_;
     size_t i_ = 0;
     size_t o_ = 0;
     size_t token_start_ = 0;
@@ -321,12 +458,17 @@ class WordNormalizer {
 // soon as it is complete, in order; offsets index `out`, which must hold normalized_capacity(doc.size())
 // bytes. Returns false as soon as unit() or tick() returns false.
 // *out_len receives the normalized length. path chooses the word
-// normalizer (the results are the same).
+// normalizer (the results are the same); ignore: kIgnore* flags.
 template <class Sink>
 bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *out_len, Sink &sink,
-                    NormalizePath path = NormalizePath::Fast) {
+                    NormalizePath path = NormalizePath::Fast, uint8_t ignore = 0) {
+    const bool punct = (ignore & kIgnorePunctuation) != 0;
+    if (unit == ShingleUnit::Word && punct) {
+        WordNormalizer<Sink, true> words(doc, out, sink, ignore);
+        return words.run(path, out_len);
+    }
     if (unit == ShingleUnit::Word) {
-        WordNormalizer<Sink> words(doc, out, sink);
+        WordNormalizer<Sink> words(doc, out, sink, ignore);
         return words.run(path, out_len);
     }
 
@@ -338,8 +480,10 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
     *out_len = 0;
 
     // Character units. A whitespace run becomes one pending space, written
-    // (as a unit of its own) only when another unit follows: trimmed at both ends.
+    // (as a unit of its own) only when another unit follows: trimmed at both
+    // ends. An ignored character changes nothing (not even a pending space).
     const bool keep_spaces = unit == ShingleUnit::Char;
+    const uint8_t *const char_class = kAscii.char_class[punct];
     bool pending_space = false;
     // Before a unit: the space of a preceding whitespace run, if kept.
     auto flush_space = [&]() {
@@ -357,10 +501,13 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
         const unsigned char c = in[i];
         if (c < 0x80) {
             ++i;
-            if (kAscii.char_class[c] == kSeparator) {
+            const uint8_t cls = char_class[c];
+            if (cls == kSeparator) {
                 pending_space = o > 0;
                 continue;
             }
+            if (cls == kIgnored)
+                continue;
             if (!flush_space())
                 return false;
             out[o++] = kAscii.lower[c];
@@ -368,25 +515,40 @@ bool normalize_into(std::string_view doc, ShingleUnit unit, char *out, size_t *o
                 return false;
             continue;
         }
-        NonAscii cp;
-        classify_non_ascii(in + i, n - i, false, &cp);
-        i += cp.in_len;
-        if (cp.cls == kSeparator) {
-            pending_space = o > 0;
+        // One piece of a code point: a separator, or its folding's code
+        // points, each a unit ("ß" is the two units "ss").
+        auto piece = [&](uint8_t cls, const char *bytes, int len) {
+            if (cls == kSeparator) {
+                pending_space = o > 0;
+                return true;
+            }
+            if (!flush_space())
+                return false;
+            for (int b = 0; b < len;) {
+                const size_t start = o;
+                const auto lead = static_cast<unsigned char>(bytes[b]);
+                const int end = b + (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+                while (b < end)
+                    out[o++] = bytes[b++];
+                if (!sink.unit(uint32_t(start), uint32_t(o)))
+                    return false;
+            }
+            return true;
+        };
+        if (ignore == 0) {
+            NonAscii cp;
+            classify_non_ascii(in + i, n - i, false, &cp);
+            i += cp.in_len;
+            if (!piece(cp.cls, cp.out, cp.out_len))
+                return false;
             continue;
         }
-        if (!flush_space())
-            return false;
-        // Each code point of the folding is a unit ("ß" is the two units "ss").
-        for (int b = 0; b < cp.out_len;) {
-            const size_t start = o;
-            const auto lead = static_cast<unsigned char>(cp.out[b]);
-            const int end = b + (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
-            while (b < end)
-                out[o++] = cp.out[b++];
-            if (!sink.unit(uint32_t(start), uint32_t(o)))
+        NonAsciiPieces cp;
+        classify_non_ascii_ignoring(in + i, n - i, false, ignore, &cp);
+        i += cp.in_len;
+        for (int p = 0; p < cp.count; ++p)
+            if (!piece(cp.piece[p].cls, cp.piece[p].out, cp.piece[p].out_len))
                 return false;
-        }
     }
     *out_len = o;
     return true;
@@ -433,7 +595,8 @@ bool shingle_document(std::string_view doc, const ShingleSpec &spec, char *text,
                       Consumer &consumer) {
     WindowSink<Consumer> sink(clamp_shingle_size(spec), consumer);
     size_t len = 0;
-    return normalize_into(doc, spec.unit, text, &len, sink) && sink.finish();
+    return normalize_into(doc, spec.unit, text, &len, sink, NormalizePath::Fast, spec.ignore) &&
+           sink.finish();
 }
 
 // The shingles of a text already split into units, k at a time (offsets

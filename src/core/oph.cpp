@@ -215,7 +215,8 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
         }
         OphSink sink(family, text, k, sketch, interrupt);
         size_t len = 0;
-        if (!detail::normalize_into(doc, spec.unit, text, &len, sink))
+        if (!detail::normalize_into(doc, spec.unit, text, &len, sink, NormalizePath::Fast,
+                                    spec.ignore))
             return Status::Interrupted;
         sink.finish();
         return sink.interrupted() ? Status::Interrupted : Status::Ok;

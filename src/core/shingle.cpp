@@ -14,6 +14,7 @@
 
 #include <unicase.h>
 #include <unictype.h>
+#include <uninorm.h>
 #include <unistr.h>
 
 #include "core/guard_impl.h"
@@ -23,20 +24,34 @@
 namespace minhash {
 namespace detail {
 
-static constexpr AsciiTables make_ascii_tables() {
+namespace {
+
+// Punctuation and symbols: the characters ignore => 'punctuation' leaves out.
+bool is_punctuation_or_symbol(ucs4_t uc) noexcept {
+    return uc_is_general_category(uc, UC_CATEGORY_P) || uc_is_general_category(uc, UC_CATEGORY_S);
+}
+
+AsciiTables make_ascii_tables() noexcept {
     AsciiTables t{};
     for (int c = 0; c < 128; ++c) {
         const bool upper = c >= 'A' && c <= 'Z';
         const bool lower = c >= 'a' && c <= 'z';
         const bool digit = c >= '0' && c <= '9';
         t.lower[c] = static_cast<char>(upper ? c + ('a' - 'A') : c);
-        t.word_class[c] = (upper || lower || digit) ? kToken : kSeparator;
+        t.word_class[0][c] = (upper || lower || digit) ? kToken : kSeparator;
         // Whitespace and every other control character (NUL..US, DEL) separate.
         const bool space_or_control = c <= 0x20 || c == 0x7f;
-        t.char_class[c] = space_or_control ? kSeparator : kUnit;
+        t.char_class[0][c] = space_or_control ? kSeparator : kUnit;
+        // libunistring says which bytes are punctuation (the SSE2 mask of
+        // classify_ascii_block_punct is checked against this by the tests)
+        const bool punct = is_punctuation_or_symbol(static_cast<ucs4_t>(c));
+        t.word_class[1][c] = punct ? uint8_t{kIgnored} : t.word_class[0][c];
+        t.char_class[1][c] = punct ? uint8_t{kIgnored} : t.char_class[0][c];
     }
     return t;
 }
+
+}  // namespace
 
 const AsciiTables kAscii = make_ascii_tables();
 
@@ -129,6 +144,42 @@ uint8_t fold_code_point(ucs4_t uc, const unsigned char *s, int len, char *out) n
     return static_cast<uint8_t>(len);
 }
 
+// The class of a code point in word or character mode (ignore flags aside).
+uint8_t class_of(ucs4_t uc, bool word_mode) noexcept {
+    if (word_mode) {
+        if (uc_is_property_alphabetic(uc) || uc_is_general_category(uc, UC_CATEGORY_Nd))
+            return kToken;
+        if (uc_is_general_category(uc, UC_CATEGORY_M))
+            return kMark;
+        return kSeparator;
+    }
+    return (uc_is_property_white_space(uc) || uc_is_general_category(uc, UC_CATEGORY_Cc))
+               ? kSeparator
+               : kUnit;
+}
+
+// The full canonical decomposition of uc into out[0..room): libunistring's
+// mapping (one level, as UnicodeData.txt lists it) applied until nothing
+// decomposes, which is the decomposition NFD applies. -1 if it does not fit.
+int canonical_decomposition(ucs4_t uc, ucs4_t *out, int room) noexcept {
+    ucs4_t level[UC_DECOMPOSITION_MAX_LENGTH];
+    const int n = uc_canonical_decomposition(uc, level);
+    if (n <= 0) {
+        if (room < 1)
+            return -1;
+        out[0] = uc;
+        return 1;
+    }
+    int total = 0;
+    for (int i = 0; i < n; ++i) {
+        const int m = canonical_decomposition(level[i], out + total, room - total);
+        if (m < 0)
+            return -1;
+        total += m;
+    }
+    return total;
+}
+
 }  // namespace
 
 void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAscii *cp) noexcept {
@@ -143,21 +194,51 @@ void classify_non_ascii(const unsigned char *s, size_t n, bool word_mode, NonAsc
         return;
     }
     cp->in_len = static_cast<uint8_t>(len);
-    uint8_t cls;
-    if (word_mode) {
-        if (uc_is_property_alphabetic(uc) || uc_is_general_category(uc, UC_CATEGORY_Nd))
-            cls = kToken;
-        else if (uc_is_general_category(uc, UC_CATEGORY_M))
-            cls = kMark;
-        else
-            cls = kSeparator;
-    } else {
-        cls = (uc_is_property_white_space(uc) || uc_is_general_category(uc, UC_CATEGORY_Cc))
-                  ? kSeparator
-                  : kUnit;
-    }
+    const uint8_t cls = class_of(uc, word_mode);
     cp->cls = cls;
     cp->out_len = cls == kSeparator ? 0 : fold_code_point(uc, s, len, cp->out);
+}
+
+void classify_non_ascii_ignoring(const unsigned char *s, size_t n, bool word_mode, uint8_t ignore,
+                                 NonAsciiPieces *cp) noexcept {
+    ucs4_t uc = 0;
+    const int len = u8_mbtoucr(&uc, s, n);
+    if (len <= 0) {  // malformed: a separator, as in classify_non_ascii
+        cp->in_len = 1;
+        cp->count = 1;
+        cp->piece[0].cls = kSeparator;
+        cp->piece[0].out_len = 0;
+        return;
+    }
+    cp->in_len = static_cast<uint8_t>(len);
+    ucs4_t cps[kMaxPieces];
+    int m = -1;
+    if (ignore & kIgnoreAccents)
+        m = canonical_decomposition(uc, cps, kMaxPieces);
+    if (m < 0) {  // accents kept (or a decomposition too long, which Unicode has none of)
+        cps[0] = uc;
+        m = 1;
+    }
+    cp->count = 0;
+    for (int i = 0; i < m; ++i) {
+        const ucs4_t c = cps[i];
+        if ((ignore & kIgnoreAccents) && uc_is_general_category(c, UC_CATEGORY_Mn))
+            continue;
+        if ((ignore & kIgnorePunctuation) && is_punctuation_or_symbol(c))
+            continue;
+        NonAsciiPieces::Piece &p = cp->piece[cp->count++];
+        p.cls = class_of(c, word_mode);
+        p.out_len = 0;
+        if (p.cls == kSeparator)
+            continue;
+        if (c == uc) {
+            p.out_len = fold_code_point(c, s, len, p.out);
+        } else {
+            uint8_t bytes[4];
+            const int blen = u8_uctomb(bytes, c, 4);
+            p.out_len = fold_code_point(c, bytes, blen, p.out);
+        }
+    }
 }
 
 }  // namespace detail
@@ -174,6 +255,46 @@ bool parse_shingle_unit(std::string_view name, ShingleUnit *unit) noexcept {
     else
         return false;
     return true;
+}
+
+bool parse_ignore(std::string_view list, uint8_t *flags, std::string_view *bad) noexcept {
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    auto trim = [&](std::string_view s) {
+        while (!s.empty() && is_space(s.front()))
+            s.remove_prefix(1);
+        while (!s.empty() && is_space(s.back()))
+            s.remove_suffix(1);
+        return s;
+    };
+    *flags = 0;
+    if (trim(list).empty())
+        return true;
+    for (;;) {
+        const size_t comma = list.find(',');
+        const std::string_view name = trim(list.substr(0, comma));
+        if (name == "accents")
+            *flags |= kIgnoreAccents;
+        else if (name == "punctuation")
+            *flags |= kIgnorePunctuation;
+        else {
+            *bad = name;
+            *flags = 0;
+            return false;
+        }
+        if (comma == std::string_view::npos)
+            return true;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+const char *ignore_name(uint8_t flag) noexcept {
+    switch (flag) {
+        case kIgnoreAccents:
+            return "accents";
+        case kIgnorePunctuation:
+            return "punctuation";
+    }
+    return nullptr;
 }
 
 const char *shingle_unit_name(ShingleUnit unit) noexcept {
@@ -209,14 +330,15 @@ struct RecordingSink {
 
 }  // namespace
 
-NormalizedText normalize(std::string_view doc, ShingleUnit unit, NormalizePath path) {
+NormalizedText normalize(std::string_view doc, ShingleUnit unit, NormalizePath path,
+                         uint8_t ignore) {
     if (detail::too_large_to_shingle(doc.size()))
         throw std::length_error("document too large to shingle");
     NormalizedText norm;
     norm.text.resize(detail::normalized_capacity(doc.size()));
     RecordingSink sink{&norm};
     size_t len = 0;
-    detail::normalize_into(doc, unit, norm.text.data(), &len, sink, path);
+    detail::normalize_into(doc, unit, norm.text.data(), &len, sink, path, ignore);
     norm.text.resize(len);
     return norm;
 }

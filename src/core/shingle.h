@@ -7,7 +7,8 @@
 // entirely (CharNoSpace); a shingle is k consecutive code points of it.
 // Case folding is Unicode's full case folding (CaseFolding.txt, C and F),
 // so "Straße" and "STRASSE", "ΣΟΦΙΑΣ" and "σοφιας" are the same; no Unicode
-// normalization is applied ("é" and "e" + U+0301 differ).
+// normalization is applied ("é" and "e" + U+0301 differ) unless accents are
+// ignored (below).
 // A text with fewer than k units yields one shingle, its whole normalized
 // form, so short texts still compare; an empty normalized text yields none.
 //
@@ -36,9 +37,36 @@ int default_shingle_size(ShingleUnit unit) noexcept;
 bool parse_shingle_unit(std::string_view name, ShingleUnit *unit) noexcept;
 const char *shingle_unit_name(ShingleUnit unit) noexcept;
 
+// Characters a document's normalization leaves out before it finds units
+// (SQL: minhash(doc, ignore => 'accents, punctuation')), a set of flags.
+// The text is shingled as if it had been rewritten first:
+//  - kIgnoreAccents: every character replaced by its full canonical
+//    decomposition (Unicode's, as NFD decomposes; without NFD's reordering
+//    of combining marks, which matters only among the marks dropped here
+//    and a few spacing marks of rare scripts), then every nonspacing mark
+//    (general category Mn) removed: "é", "e" + U+0301 and "e" compare
+//    equal, as do "Å" and "A"; Hangul syllables become their jamo.
+//  - kIgnorePunctuation: every punctuation character and symbol (general
+//    categories P and S; on ASCII exactly the 32 characters of Python's
+//    string.punctuation) removed, so that it neither belongs to a word nor
+//    separates words: "don't" is "dont", "e-mail" is "email".
+// A removed character is absent, not a separator: the text around it is
+// normalized as if it had never been there. With no flags (the default)
+// normalization is what it always was.
+enum : uint8_t { kIgnoreAccents = 1, kIgnorePunctuation = 2 };
+constexpr uint8_t kIgnoreAll = kIgnoreAccents | kIgnorePunctuation;
+
+// A list of names separated by commas, white space allowed around each:
+// "accents", "punctuation" ("" or only white space: none). Repeats are
+// allowed. False for anything else, with *bad the first unknown name.
+bool parse_ignore(std::string_view list, uint8_t *flags, std::string_view *bad) noexcept;
+// "accents", "punctuation": the name of one flag (nullptr for anything else).
+const char *ignore_name(uint8_t flag) noexcept;
+
 struct ShingleSpec {
     ShingleUnit unit = ShingleUnit::Word;
-    int k = 5;  // 1..kMaxShingleSize, validated by the caller
+    int k = 5;           // 1..kMaxShingleSize, validated by the caller
+    uint8_t ignore = 0;  // kIgnore* flags
 };
 
 // The k the functions below use: spec.k, or the unit's default if k < 1, at
@@ -54,16 +82,17 @@ struct NormalizedText {
 
 // How a document is normalized: Fast (what every shingling path uses) or
 // General, the code-point-by-code-point definition the fast path must equal
-// bit for bit (the tests and the fuzzer compare them). They differ in word
-// mode only, where the fast path takes ASCII 64 bytes at a time.
+// bit for bit, under every set of ignore flags (the tests and the fuzzer
+// compare them). They differ in word mode only, where the fast path takes
+// ASCII 64 bytes at a time.
 enum class NormalizePath : uint8_t { Fast, General };
 
 // Input should be UTF-8 (PostgreSQL guarantees valid text in a UTF-8
 // database; the glue converts other encodings first). Malformed bytes are
 // tolerated: each acts as a separator (whitespace in character mode).
-// Control characters are separators too.
+// Control characters are separators too. ignore: kIgnore* flags.
 NormalizedText normalize(std::string_view doc, ShingleUnit unit,
-                         NormalizePath path = NormalizePath::Fast);
+                         NormalizePath path = NormalizePath::Fast, uint8_t ignore = 0);
 
 // Calls fn(std::string_view shingle) for every shingle, in document order,
 // repeats included (the tests' reference: the recorded units through the

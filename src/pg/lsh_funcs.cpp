@@ -1,6 +1,8 @@
 /*
- * LSH helpers at the SQL level: choosing bands and rows for a threshold, and
- * the band hashes of a signature (what an lsh index stores per band).
+ * LSH helpers at the SQL level: choosing bands and rows for a threshold, the
+ * band hashes of a signature, and the band keys an lsh index stores and
+ * probes (its probe rule, lsh_probe.cpp, for band keys computed outside an
+ * index: Citus, sharded tables).
  */
 #include "pg/pg_prelude.h"
 
@@ -8,6 +10,7 @@
 
 #include "core/hash.h"
 #include "core/lsh_params.h"
+#include "pg/lsh/lsh.h"
 #include "pg/minhash.h"
 
 /* funcapi.h reaches the spinlock headers, which use C's "register" */
@@ -98,9 +101,8 @@ check_bands(int num_perm, int32 bands, int32 rows, int32 depth)
 }
 
 /*
- * Band i hashes values [i·r, i·r + depth), seeded with i: rows agreeing on
- * the first depth values of a band (an lsh probe or all-pairs walk below the
- * index's design threshold, docs/lsh.md "Probe depth") share its key.
+ * Band i hashes values [i·r, i·r + depth), seeded with i (minhash 1.0's band
+ * hash; with depth = r what a version-1 lsh index keyed).
  */
 static Datum
 band_keys(MinHashSig *sig, int32 bands, int32 rows, int32 depth)
@@ -126,20 +128,58 @@ minhash_bands(PG_FUNCTION_ARGS)
 	return band_keys(PG_GETARG_MINHASH_P(0), PG_GETARG_INT32(1), rows, Max(rows, 1));
 }
 
-/* minhash_bands(sig, bands, rows, depth) → int8[]: the first depth values of each band */
+/* the parameters an lsh index with these bands and rows has (prefix keys) */
+static LshIndexParams
+prefix_params(int32 bands, int32 rows)
+{
+	LshIndexParams params;
+
+	memset(&params, 0, sizeof(params));
+	params.bands = bands;
+	params.rows = rows;
+	params.version = LSH_VERSION;
+	params.layout = minhash::prefix_layout(bands, rows);
+	return params;
+}
+
+/*
+ * minhash_bands(sig, bands, rows, depth) → int8[]: the band keys an lsh index
+ * with these bands and rows stores (32-bit prefix keys, its band number in
+ * the top bits), on the bits a probe of that depth compares (lsh_probe_mask,
+ * the one probe rule, lsh_probe.cpp): two rows have an equal element exactly
+ * where such a probe finds one from the other -- their first depth values
+ * agree, or the few bits the key keeps of differing ones do.
+ */
 extern "C" Datum
 minhash_bands_depth(PG_FUNCTION_ARGS)
 {
-	return band_keys(PG_GETARG_MINHASH_P(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
-					 PG_GETARG_INT32(3));
+	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
+	int32		bands = PG_GETARG_INT32(1);
+	int32		rows = PG_GETARG_INT32(2);
+	int32		depth = PG_GETARG_INT32(3);
+	LshIndexParams params;
+	uint32		mask;
+	uint32	   *keys;
+	Datum	   *elems;
+
+	check_bands(sig->num_perm, bands, rows, depth);
+	params = prefix_params(bands, rows);
+	mask = lsh_probe_mask(&params, depth);
+	keys = (uint32 *) palloc(sizeof(uint32) * bands);
+	minhash::prefix_band_keys(params.layout, sig->values, keys);
+	elems = (Datum *) palloc(sizeof(Datum) * bands);
+	for (int b = 0; b < bands; b++)
+		elems[b] = Int64GetDatum((int64) (keys[b] & mask));
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, bands, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE));
 }
 
 /*
  * minhash_first_band(a, b, bands, rows, depth) → int4: the first band (1 for
- * the first) in which a and b agree on the first depth values, NULL if none.
- * Two rows meet in every band they share; an all-pairs search that reports
- * a pair only from the bucket of this band reports it once
- * (src/pg/pairs/pairs_walk.cpp does the same in the index).
+ * the first) whose keys a probe of that depth matches (minhash_bands with
+ * depth equal at that position; core prefix_keys_agree), NULL if none. Two
+ * rows meet in every band they share; an all-pairs search that reports a
+ * pair only from the bucket of this band reports it once (the index walk's
+ * rule, lsh_probe_first_key).
  */
 extern "C" Datum
 minhash_first_band(PG_FUNCTION_ARGS)
@@ -149,18 +189,14 @@ minhash_first_band(PG_FUNCTION_ARGS)
 	int32		bands = PG_GETARG_INT32(2);
 	int32		rows = PG_GETARG_INT32(3);
 	int32		depth = PG_GETARG_INT32(4);
+	LshIndexParams params;
 
 	minhash_check_compatible(a, b);
 	check_bands(a->num_perm, bands, rows, depth);
+	params = prefix_params(bands, rows);
 	for (int i = 0; i < bands; i++)
 	{
-		const uint32 *x = a->values + (size_t) i * rows;
-		const uint32 *y = b->values + (size_t) i * rows;
-		int			v = 0;
-
-		while (v < depth && x[v] == y[v])
-			v++;
-		if (v == depth)
+		if (minhash::prefix_keys_agree(params.layout, a->values, b->values, i, depth))
 			PG_RETURN_INT32(i + 1);
 	}
 	PG_RETURN_NULL();

@@ -270,6 +270,9 @@ minhash::ShingleSpec minhash_shingle_spec(text *unit_name, int32 k);
 /* the document's bytes in UTF-8 (converted if the database encoding differs) */
 const char *minhash_doc_utf8(text *doc, size_t *len);
 
+/* ignore => 'accents, punctuation' as minhash::kIgnore* flags, checked */
+uint8		minhash_ignore_arg(text *list);
+
 /* src/pg/lexemes.cpp: words from a text search configuration */
 
 /* The lexemes in document order, UTF-8, joined by single spaces in text */

@@ -18,6 +18,7 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(minhash_shingles);
 PG_FUNCTION_INFO_V1(minhash_shingles_config);
+PG_FUNCTION_INFO_V1(minhash_shingles_ignore);
 }
 
 /*
@@ -167,6 +168,15 @@ minhash_shingle_spec(text *unit_name, int32 k)
 	{
 		int			len = strlen(name);
 		int			shown = pg_mbcliplen(name, len, UNIT_SHOWN);
+		uint8_t		ignore = 0;
+		std::string_view bad;
+
+		/* minhash(body, 'accents'): meant as ignore => 'accents' */
+		if (minhash::parse_ignore(name, &ignore, &bad) && ignore != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown shingle unit \"%s\"", name),
+					 errhint("Name the argument to ignore %s: ignore => '%s'.", name, name)));
 
 		/* longer than a name, or several words: the document, passed second */
 		if (len >= NAMEDATALEN || strpbrk(name, " \t\n\r") != NULL)
@@ -185,6 +195,28 @@ minhash_shingle_spec(text *unit_name, int32 k)
 	spec.k = (k == 0) ? minhash::default_shingle_size(spec.unit) : k;
 	pfree(name);
 	return spec;
+}
+
+uint8
+minhash_ignore_arg(text *list)
+{
+	char	   *s = text_to_cstring(list);
+	uint8_t		flags = 0;
+	std::string_view bad;
+
+	if (!minhash::parse_ignore(s, &flags, &bad))
+	{
+		int			len = (int) bad.size();
+		int			shown = pg_mbcliplen(bad.data(), len, UNIT_SHOWN);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown ignore option \"%.*s%s\"", shown, bad.data(),
+						shown < len ? "..." : ""),
+				 errhint("Valid options are \"accents\" and \"punctuation\", separated by a comma.")));
+	}
+	pfree(s);
+	return flags;
 }
 
 int
@@ -224,6 +256,26 @@ minhash_shingles(PG_FUNCTION_ARGS)
 	const char *utf8 = minhash_doc_utf8(doc, &len);
 	minhash::DistinctShingles *set = NULL;
 
+	if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
+			return minhash::new_distinct_shingles(std::string_view(utf8, len), spec, interrupt,
+												  SHINGLE_BUDGET, &set);
+		}) != minhash::Status::Ok)
+		shingles_too_large();
+	PG_RETURN_ARRAYTYPE_P(shingle_array_of(set));
+}
+
+/* minhash_shingles(doc, k, ignore, unit) */
+extern "C" Datum
+minhash_shingles_ignore(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	uint8		ignore = minhash_ignore_arg(PG_GETARG_TEXT_PP(2));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(3), PG_GETARG_INT32(1));
+	size_t		len;
+	const char *utf8 = minhash_doc_utf8(doc, &len);
+	minhash::DistinctShingles *set = NULL;
+
+	spec.ignore = ignore;
 	if (call_core_until_done([&](minhash::InterruptFlag interrupt) noexcept {
 			return minhash::new_distinct_shingles(std::string_view(utf8, len), spec, interrupt,
 												  SHINGLE_BUDGET, &set);

@@ -1,7 +1,8 @@
 /*
  * minhash(doc text, ...) and minhash(anyarray, ...): build a signature, in
  * any family (native, datasketch, oph) and at any width (bits => 32, 16, 8:
- * the 32-bit signature narrowed to its values' low bits, core/bbit.h).
+ * the 32-bit signature narrowed to its values' low bits, core/bbit.h); a
+ * document's accents or punctuation may be ignored (ignore => ..., core/shingle.h).
  *
  * Both cache the hash family in fn_extra: it depends only on (num_perm, seed),
  * which are constants in nearly every query, and deriving it costs 2·k 64-bit
@@ -29,6 +30,7 @@ PG_FUNCTION_INFO_V1(minhash_array_family);
 PG_FUNCTION_INFO_V1(minhash_text_bits);
 PG_FUNCTION_INFO_V1(minhash_text_config_bits);
 PG_FUNCTION_INFO_V1(minhash_array_bits);
+PG_FUNCTION_INFO_V1(minhash_text_ignore);
 }
 
 /* fn_extra of both functions */
@@ -235,6 +237,23 @@ minhash_text_bits(PG_FUNCTION_ARGS)
 						 &signature_cache(fcinfo)->warned_k);
 	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(5),
 									  seed_arg(fcinfo, 6), kind, width));
+}
+
+/* minhash(doc, ignore, bits, family, unit, k, num_perm, seed) */
+extern "C" Datum
+minhash_text_ignore(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	uint8		ignore = minhash_ignore_arg(PG_GETARG_TEXT_PP(1));
+	int			width = minhash_width_arg(PG_GETARG_INT64(2));
+	int			kind = minhash_family_arg(PG_GETARG_DATUM(3));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(4), PG_GETARG_INT32(5));
+
+	spec.ignore = ignore;
+	minhash_warn_large_k(PG_GETARG_INT32(5), PG_GETARG_TEXT_PP(4),
+						 &signature_cache(fcinfo)->warned_k);
+	PG_RETURN_MINHASH_P(sign_document(fcinfo, doc, spec, PG_GETARG_INT32(6),
+									  seed_arg(fcinfo, 7), kind, width));
 }
 
 /*

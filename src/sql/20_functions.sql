@@ -133,12 +133,12 @@ COMMENT ON FUNCTION minhash_bands(minhash, integer, integer) IS
 CREATE FUNCTION minhash_bands(sig minhash, bands integer, "rows" integer, depth integer) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'minhash_bands_depth' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_bands(minhash, integer, integer, integer) IS
-    'one 64-bit hash per LSH band of its first depth values';
+    'the band keys an lsh index with these bands and rows stores, on the bits a probe of that depth compares';
 
 CREATE FUNCTION minhash_first_band(a minhash, b minhash, bands integer, "rows" integer, depth integer)
     RETURNS integer
     AS 'MODULE_PATHNAME', 'minhash_first_band' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_first_band(minhash, minhash, integer, integer, integer) IS
-    'first LSH band (1-based) in which a and b agree on the first depth values, or NULL';
+    'first LSH band (1-based) whose keys a probe of that depth matches for a and b, or NULL';
 COMMENT ON CAST (minhash AS bigint[]) IS 'export the values of a signature';
 COMMENT ON CAST (bigint[] AS minhash) IS 'import native-family values computed with seed 1 (minhash_from_array names family and seed)';

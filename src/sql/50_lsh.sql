@@ -53,6 +53,17 @@ CREATE FUNCTION minhash_lsh_stats(index regclass,
 COMMENT ON FUNCTION minhash_lsh_stats(regclass) IS
     'parameters and page, row and entry counts of an lsh index';
 
+-- The recall of the probe rule every reader of the index follows (%,
+-- minhash_similar_pairs, minhash_clusters, minhash_match): the probability
+-- that a pair of similarity J is found at the threshold (NULL:
+-- minhash.similarity_threshold), for J = t, t + 0.05, t + 0.1, with the probe
+-- depth. Reads the metapage only; SELECT on the table required.
+CREATE FUNCTION minhash_lsh_recall(index regclass, threshold double precision DEFAULT NULL)
+    RETURNS TABLE (similarity double precision, recall double precision, depth integer)
+    AS 'MODULE_PATHNAME', 'minhash_lsh_recall' LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 3;
+COMMENT ON FUNCTION minhash_lsh_recall(regclass, double precision) IS
+    'probability that the index finds a pair of similarity t, t + 0.05, t + 0.1 at threshold t, and the probe depth';
+
 -- Merges the pending list (fastupdate) into the tree now, as VACUUM does;
 -- the index's owner only, as gin_clean_pending_list. Returns the rows merged.
 CREATE FUNCTION minhash_lsh_clean_pending_list(index regclass) RETURNS int8

@@ -10,6 +10,9 @@
 -- threshold NULL means minhash.similarity_threshold. exact => true verifies
 -- candidates on the shingles of the text: text_column, or the text argument
 -- of an index on minhash(text, ...); unit and k default to the index's.
+-- minhash_clusters names each cluster after its first row: the smallest key,
+-- or with keep => 'column' the row with the smallest (keep_desc => true:
+-- largest) value of that column, NULLs last, ties by key.
 -- STABLE: the result depends on the snapshot and the GUC.
 -- ---------------------------------------------------------------------------
 
@@ -40,21 +43,51 @@ CREATE FUNCTION minhash_clusters(index regclass, key_column name,
                                  mode text DEFAULT 'connected',
                                  exact boolean DEFAULT false,
                                  text_column name DEFAULT NULL,
-                                 unit text DEFAULT NULL, k integer DEFAULT NULL)
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
     RETURNS TABLE (key bigint, cluster_id bigint)
     AS 'MODULE_PATHNAME', 'minhash_clusters'
     LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
-COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer) IS
-    'clusters of similar rows as (key, smallest key of the cluster); mode connected or representative';
+COMMENT ON FUNCTION minhash_clusters(regclass, name, double precision, text, boolean, name, text, integer, name, boolean) IS
+    'clusters of similar rows as (key, key of the row to keep: the smallest, or first by the keep column); mode connected or representative';
 
 CREATE FUNCTION minhash_clusters(index regclass, key_column name, key_type anyelement,
                                  threshold double precision DEFAULT NULL,
                                  mode text DEFAULT 'connected',
                                  exact boolean DEFAULT false,
                                  text_column name DEFAULT NULL,
-                                 unit text DEFAULT NULL, k integer DEFAULT NULL)
+                                 unit text DEFAULT NULL, k integer DEFAULT NULL,
+                                 keep name DEFAULT NULL, keep_desc boolean DEFAULT false)
     RETURNS TABLE (key anyelement, cluster_id anyelement)
     AS 'MODULE_PATHNAME', 'minhash_clusters_any'
     LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
-COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer) IS
+COMMENT ON FUNCTION minhash_clusters(regclass, name, anyelement, double precision, text, boolean, name, text, integer, name, boolean) IS
     'minhash_clusters with keys of the type of key_type (e.g. NULL::text)';
+
+-- ---------------------------------------------------------------------------
+-- A batch of rows against an lsh index (src/pg/pairs/pairs_match.cpp,
+-- docs/pairs.md "minhash_match"): every (batch row, indexed row) pair with
+-- estimated similarity >= threshold, each once, as the per-row join
+--     SELECT n.id, o.id FROM batch n JOIN docs o ON o.sig %>= ROW(n.sig, t)::minhash_query
+-- through the index returns them, in one merge of the batch's band keys with
+-- the index's leaves. The batch (table, view or materialized view) is read as
+-- the caller; keys come back as bigint, or as key_type's type.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION minhash_match(index regclass, key_column name,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key bigint, key bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, regclass, name, name, double precision) IS
+    'every pair of a batch row and an indexed row with similarity >= threshold, once, as (batch_key, key, similarity)';
+
+CREATE FUNCTION minhash_match(index regclass, key_column name, key_type anyelement,
+                              batch regclass, batch_key_column name, batch_sig_column name,
+                              threshold double precision DEFAULT NULL)
+    RETURNS TABLE (batch_key anyelement, key anyelement, similarity double precision)
+    AS 'MODULE_PATHNAME', 'minhash_match_any'
+    LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION minhash_match(regclass, name, anyelement, regclass, name, name, double precision) IS
+    'minhash_match with keys of the type of key_type (e.g. NULL::text)';

@@ -110,3 +110,25 @@ TEST(EntrySort, ValuesAscendingButKeysTiedAcrossRows) {
 }
 
 }  // namespace
+
+// stable_sort_by_u64 equals std::stable_sort on the key, for keys that share
+// their high bytes (row ids of one index), spread over all 64 bits, all equal,
+// and for tiny inputs.
+TEST(EntrySort, StableSortByU64IsStdStableSort) {
+    struct Rec { uint64_t key; uint32_t order; uint32_t pad; };
+    std::mt19937_64 rng(5);
+    for (const uint64_t range : {uint64_t{1}, uint64_t{1000}, uint64_t{1} << 20, ~uint64_t{0}}) {
+        for (const size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{100}, size_t{50000}}) {
+            std::vector<Rec> a(n), scratch(n);
+            for (size_t i = 0; i < n; i++)
+                a[i] = Rec{range == ~uint64_t{0} ? rng() : rng() % range, static_cast<uint32_t>(i), 0};
+            std::vector<Rec> want = a;
+            std::stable_sort(want.begin(), want.end(), [](const Rec& x, const Rec& y) { return x.key < y.key; });
+            stable_sort_by_u64(a.data(), n, scratch.data(), [](const Rec& r) { return r.key; });
+            for (size_t i = 0; i < n; i++) {
+                ASSERT_EQ(a[i].key, want[i].key) << "range " << range << " n " << n << " at " << i;
+                ASSERT_EQ(a[i].order, want[i].order) << "range " << range << " n " << n << " at " << i;
+            }
+        }
+    }
+}

@@ -211,3 +211,88 @@ TEST(LshPrefix, RowsInKeyRanges) {
     EXPECT_EQ(rows_in_key_ranges(rows.data(), 0, stride, bands, lo, width, out.data()), 0);
 }
 
+
+// prefix_keys_agree is the comparison of the two band keys under the mask of
+// a depth-m range, at every depth (past the encoded positions too), for
+// layouts whose later positions keep a few bits or one (7 x 18: positions 2
+// to 15 keep one bit each, 16 to 18 none). Values drawn from a small alphabet
+// so that positions agree often, and from the full range so that they differ
+// and their hashes decide.
+TEST(LshPrefix, KeysAgreeIsTheMaskedKeyComparison) {
+    std::mt19937 rng(23);
+    int agreed = 0, disagreed = 0;
+    for (const auto &br : {std::pair{30, 4}, std::pair{7, 18}, std::pair{12, 10}, std::pair{1, 128},
+                           std::pair{64, 2}, std::pair{1, 1}}) {
+        const PrefixLayout l = prefix_layout(br.first, br.second);
+        const size_t k = static_cast<size_t>(br.first) * br.second;
+        std::vector<uint32_t> a(k), b(k);
+        for (int trial = 0; trial < 300; ++trial) {
+            const uint32_t alphabet = trial % 3 == 0 ? 0xFFFFFFFFu : 2u + trial % 5;
+            for (size_t i = 0; i < k; ++i) {
+                a[i] = static_cast<uint32_t>(rng()) % alphabet;
+                b[i] = rng() % 4 == 0 ? a[i] : static_cast<uint32_t>(rng()) % alphabet;
+            }
+            for (int band = 0; band < br.first; ++band) {
+                const uint32_t ka = prefix_band_key(l, a.data() + band * br.second, band);
+                const uint32_t kb = prefix_band_key(l, b.data() + band * br.second, band);
+                for (int m = 1; m <= br.second + 1; ++m) {
+                    uint32_t lo, hi;
+                    prefix_range(l, ka, m, &lo, &hi);
+                    const bool in_range = kb >= lo && kb <= hi;
+                    ASSERT_EQ(prefix_keys_agree(l, a.data(), b.data(), band, m), in_range)
+                        << br.first << " x " << br.second << " band " << band << " depth " << m;
+                    (in_range ? agreed : disagreed)++;
+                }
+            }
+        }
+    }
+    // both answers were exercised
+    EXPECT_GT(agreed, 1000);
+    EXPECT_GT(disagreed, 1000);
+}
+
+// The candidate probability with hash agreement: simulated pairs whose
+// values agree with probability s (the MinHash model), candidates when some
+// band's keys agree at depth m, against the formula; for the default index's
+// layout (few bits after the first value) and for 7 x 18 (one bit).
+TEST(LshPrefix, KeyHitProbabilityMatchesSimulation) {
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    struct Case { int bands, rows, m; double s; };
+    const Case cases[] = {{30, 4, 4, 0.5}, {30, 4, 4, 0.3}, {30, 4, 2, 0.2}, {7, 18, 18, 0.9},
+                          {7, 18, 18, 0.7}, {7, 18, 6, 0.8}, {12, 10, 10, 0.75}};
+    for (const Case &c : cases) {
+        const PrefixLayout l = prefix_layout(c.bands, c.rows);
+        const size_t k = static_cast<size_t>(c.bands) * c.rows;
+        std::vector<uint32_t> a(k), b(k);
+        const int n = 20000;
+        int hits = 0;
+        for (int i = 0; i < n; ++i) {
+            for (size_t j = 0; j < k; ++j) {
+                a[j] = static_cast<uint32_t>(rng());
+                b[j] = u(rng) < c.s ? a[j] : static_cast<uint32_t>(rng());
+            }
+            bool hit = false;
+            for (int band = 0; band < c.bands && !hit; ++band)
+                hit = prefix_keys_agree(l, a.data(), b.data(), band, c.m);
+            hits += hit;
+        }
+        const double p = prefix_key_hit_probability(l, c.s, c.m);
+        const double sd = std::sqrt(p * (1 - p) / n);
+        EXPECT_NEAR(static_cast<double>(hits) / n, p, 5 * sd + 1e-3)
+            << c.bands << " x " << c.rows << " depth " << c.m << " s " << c.s;
+        // never below the S-curve of equal values, which it exceeds by the hash agreements
+        EXPECT_GE(p, prefix_hit_probability(c.s, prefix_effective_depth(l, c.m), c.bands) - 1e-12);
+    }
+    const PrefixLayout l = prefix_layout(30, 4);
+    EXPECT_EQ(prefix_key_hit_probability(l, 1.0, 4), 1.0);
+    EXPECT_NEAR(prefix_key_hit_probability(l, 0.0, 4), 1 - std::pow(1 - std::ldexp(1.0, -27), 30), 1e-12);
+}
+
+TEST(LshPrefix, ProbeTargetSimilarity) {
+    EXPECT_DOUBLE_EQ(probe_target_similarity(0.5), 0.6);
+    EXPECT_DOUBLE_EQ(probe_target_similarity(0.8), 0.9);
+    EXPECT_DOUBLE_EQ(probe_target_similarity(0.9), 0.95);
+    EXPECT_DOUBLE_EQ(probe_target_similarity(1.0), 1.0);
+    EXPECT_DOUBLE_EQ(probe_target_similarity(0.0), 0.1);
+}

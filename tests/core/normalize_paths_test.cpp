@@ -2,8 +2,10 @@
 // against the general one, code point by code point: the same text and the
 // same units for every class of input, placed at every offset of the
 // 64-byte blocks (the fast path only runs with 80 bytes to go, so every
-// sample sits in a long context), and the signatures of the shingling paths
-// against the definition (the general normalizer's units, windowed, hashed).
+// sample sits in a long context), under every set of ignore flags (with
+// punctuation ignored the fast path is a block function of its own), and
+// the signatures of the shingling paths against the definition (the general
+// normalizer's units, windowed, hashed).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -52,6 +54,18 @@ const std::vector<std::string> &samples() {
         // invalid UTF-8 (a server in UTF-8 never stores it; the core tolerates it)
         "\x80", "ab\xc3", "\xe2\x82", "x\xc0\xaf" "y", "\xed\xa0\x80", "\xf8\x88\x80\x80\x80",
         "\xff\xfe", "mid\xe2\x28\xa1" "dle", "\xf4\x90\x80\x80",
+        // punctuation inside and between words (dropped when ignored: the
+        // words join), runs of it, and punctuation next to marks and
+        // non-ASCII punctuation
+        "don't", "e-mail", "U.S.A.", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z",
+        "end.Start", "'tis", "rock'n'roll'", "...", "--x--", "a , b", "(x)[y]{z}",
+        "#$%&*+/<=>@\\^_`|~", "x'\xcc\x81y", "\xc2\xbfQu\xc3\xa9?", "\xe2\x80\x9cquote\xe2\x80\x9d'd",
+        "\xe2\x93\x92 2024", "100\xe2\x82\xac", "a\xe2\x80\x94" "b", "a-\xcc\x81", "-\xcc\x81" "b",
+        // accents: precomposed, decomposed, several marks, Hangul, a
+        // decomposition into symbol and mark, letters that fold to marks
+        "Cr\xc3\xa8me br\xc3\xbbl\xc3\xa9" "e", "\xe1\xbe\xaf\xe1\xb9\xa9", "A\xcc\x8a\xe2\x84\xab",
+        "\xe2\x89\xa0x", "\xf0\x9d\x85\xa0", "\xc4\xb0\xc7\xb0\xce\x90",
+        "\xd9\x84\xd9\x92\xd8\xb9\xd9\x8e", "\xd7\xa9\xd7\x81\xd6\xb8",
     };
     return s;
 }
@@ -62,9 +76,14 @@ const std::vector<std::string> &contexts() {
         "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
         "incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud",
         "x", " ", "..,,;;  --", "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "it's a well-known e-mail: don't re-send it (again)... ok? no!",
+        "a.b", "x-",
     };
     return c;
 }
+
+// Every set of ignore flags.
+const uint8_t kFlagSets[] = {0, kIgnoreAccents, kIgnorePunctuation, kIgnoreAll};
 
 std::string repeat_to(const std::string &s, size_t n) {
     std::string out;
@@ -75,11 +94,14 @@ std::string repeat_to(const std::string &s, size_t n) {
 }
 
 void expect_same(const std::string &doc, const std::string &what) {
-    const NormalizedText fast = normalize(doc, ShingleUnit::Word, NormalizePath::Fast);
-    const NormalizedText general = normalize(doc, ShingleUnit::Word, NormalizePath::General);
-    ASSERT_EQ(fast.text, general.text) << what;
-    ASSERT_EQ(fast.starts, general.starts) << what;
-    ASSERT_EQ(fast.ends, general.ends) << what;
+    for (uint8_t ignore : kFlagSets) {
+        const NormalizedText fast = normalize(doc, ShingleUnit::Word, NormalizePath::Fast, ignore);
+        const NormalizedText general =
+            normalize(doc, ShingleUnit::Word, NormalizePath::General, ignore);
+        ASSERT_EQ(fast.text, general.text) << what << " ignore " << int(ignore);
+        ASSERT_EQ(fast.starts, general.starts) << what << " ignore " << int(ignore);
+        ASSERT_EQ(fast.ends, general.ends) << what << " ignore " << int(ignore);
+    }
 }
 
 // Every sample at every offset of two 64-byte blocks, in every context, and
@@ -113,6 +135,13 @@ TEST(NormalizePaths, LongTokensAndBlockEdges) {
     expect_same(std::string(5000, 'A'), "all token");
     expect_same(std::string(5000, ' '), "all separator");
     expect_same(std::string(5000, '\xc3'), "all malformed");
+    expect_same(std::string(5000, '.'), "all punctuation");
+    // punctuation runs of every length inside a token, across block edges
+    for (size_t len : {1, 15, 16, 17, 63, 64, 65, 130})
+        for (size_t off = 0; off < 70; off += 3)
+            expect_same(std::string(off, 'w') + std::string(len, '\'') + std::string(100, 'W') +
+                            " " + std::string(len, '-') + "x",
+                        "punctuation " + std::to_string(len) + " at " + std::to_string(off));
 }
 
 // Random texts over an alphabet that mixes every class, many lengths.
@@ -120,7 +149,8 @@ TEST(NormalizePaths, RandomMixtures) {
     const std::vector<std::string> alphabet = {
         "a", "Z", "7", " ", ".", "\n", "\t", "\xc3\xa9", "\xc3\x9f", "\xcc\x81", "\xce\xa3",
         "\xe6\x9d\xb1", "\xf0\x9f\x91\x8d", "\x80", "\xc3", "\xef\xac\x81", "\xc2\xa0", "\xc4\xb0",
-        "Hello", "WORLD", "the", "1234567890123456789"};
+        "Hello", "WORLD", "the", "1234567890123456789", "'", "-", "\xe2\x80\x94", "\xed\x95\x9c",
+        "\xc2\xbf", "\xe2\x82\xac"};
     std::mt19937_64 rng(26);
     for (int round = 0; round < 3000; ++round) {
         // Mostly ASCII, as real text is, so the fast path runs long stretches.
@@ -128,7 +158,7 @@ TEST(NormalizePaths, RandomMixtures) {
         const size_t n = rng() % 400;
         while (doc.size() < n) {
             const size_t pick = rng() % 100;
-            doc += pick < 70 ? alphabet[pick % 3 + (pick % 7 == 0 ? 3 : 0)]
+            doc += pick < 70 ? alphabet[pick % 3 + (pick % 7 == 0 ? 3 : 0) + (pick % 11 == 0 ? 22 : 0)]
                              : alphabet[rng() % alphabet.size()];
         }
         expect_same(doc, "round " + std::to_string(round));
@@ -145,10 +175,13 @@ TEST(NormalizePaths, SignaturesFollowTheGeneralPath) {
     OphFamily oph;
     init_oph_family(&oph, 64, 5);
     for (const std::string &ctx : contexts())
-        for (const std::string &sample : samples()) {
+        for (const std::string &sample : samples())
+            for (uint8_t ignore : kFlagSets) {
             const std::string doc = repeat_to(ctx, 90) + sample + repeat_to(ctx, 150) + sample +
                                     repeat_to(ctx, 120);
-            const NormalizedText norm = normalize(doc, ShingleUnit::Word, NormalizePath::General);
+            const NormalizedText norm =
+                normalize(doc, ShingleUnit::Word, NormalizePath::General, ignore);
+            const auto spec = [&](int k) { return ShingleSpec{ShingleUnit::Word, k, ignore}; };
             for (int k : {1, 3, 5}) {
                 std::vector<uint64_t> hashes, units;
                 for_each_shingle(norm, k, [&](std::string_view s) { hashes.push_back(hash_bytes(s)); });
@@ -156,10 +189,8 @@ TEST(NormalizePaths, SignaturesFollowTheGeneralPath) {
                 signature_init(want.data(), 64);
                 signature_update(*fam, hashes.data(), hashes.size(), want.data());
                 signature_init(got.data(), 64);
-                ASSERT_EQ(signature_of_text(*fam, doc, ShingleSpec{ShingleUnit::Word, k}, got.data(),
-                                            nullptr),
-                          Status::Ok);
-                EXPECT_EQ(want, got) << "k=" << k;
+                ASSERT_EQ(signature_of_text(*fam, doc, spec(k), got.data(), nullptr), Status::Ok);
+                EXPECT_EQ(want, got) << "k=" << k << " ignore " << int(ignore);
 
                 // OPH: each unit hashed once, windows combined (oph.h's definition)
                 for (size_t i = 0; i < norm.starts.size(); ++i)
@@ -174,10 +205,8 @@ TEST(NormalizePaths, SignaturesFollowTheGeneralPath) {
                 signature_init(want.data(), 64);
                 oph_update(oph, elems.data(), elems.size(), want.data());
                 signature_init(got.data(), 64);
-                ASSERT_EQ(oph_sketch_of_text(oph, doc, ShingleSpec{ShingleUnit::Word, k}, got.data(),
-                                             nullptr),
-                          Status::Ok);
-                EXPECT_EQ(want, got) << "oph k=" << k;
+                ASSERT_EQ(oph_sketch_of_text(oph, doc, spec(k), got.data(), nullptr), Status::Ok);
+                EXPECT_EQ(want, got) << "oph k=" << k << " ignore " << int(ignore);
             }
         }
 }

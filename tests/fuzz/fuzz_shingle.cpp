@@ -3,14 +3,24 @@
 // sanitizer report", the invariants the SQL surface relies on:
 //  - every unit is a non-empty range inside the normalized text, in order;
 //  - the fast normalizer (ASCII 64 bytes at a time) writes the same text and
-//    units as the general one, code point by code point;
+//    units as the general one, code point by code point, under the ignore
+//    flags of the input;
+//  - under ignore flags the text normalizes as the plain normalizer
+//    normalizes the text rewritten (each code point's NFD, by libunistring's
+//    u32_normalize, with nonspacing marks, or punctuation and symbols, taken
+//    out);
 //  - the streamed distinct shingles (minhash_shingles) equal every window of
 //    the recorded units, deduplicated in order of first appearance;
 //  - minhash(doc) equals the signature of minhash_shingles(doc);
 //  - the estimate of a signature with itself is 1;
 //  - the streamed shingle hashes (for_each_shingle_hash, exact pairs) equal
 //    the hash of every window of the recorded units, in order.
-// The first input byte picks unit and k, the rest is the document.
+// The first input byte picks unit, k and the ignore flags, the rest is the
+// document.
+#include <unictype.h>
+#include <uninorm.h>
+#include <unistr.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -32,6 +42,43 @@ void check(bool ok) {
         std::abort();
 }
 
+// The text as ignore flags define it (ignore_test.cpp has the same
+// reference): NFD of each code point, ignored code points removed, a
+// malformed byte replaced by U+0001 (a separator, as the byte is).
+std::string rewrite(std::string_view doc, uint8_t ignore) {
+    std::string out;
+    const auto *s = reinterpret_cast<const uint8_t *>(doc.data());
+    for (size_t i = 0; i < doc.size();) {
+        ucs4_t uc;
+        const int len = u8_mbtoucr(&uc, s + i, doc.size() - i);
+        if (len <= 0) {
+            out += '\x01';
+            ++i;
+            continue;
+        }
+        i += static_cast<size_t>(len);
+        uint32_t buf[32];
+        size_t n = 1;
+        const uint32_t *d = &uc;
+        if (ignore & kIgnoreAccents) {
+            n = 32;
+            check(u32_normalize(UNINORM_NFD, &uc, 1, buf, &n) == buf);
+            d = buf;
+        }
+        for (size_t j = 0; j < n; ++j) {
+            if ((ignore & kIgnoreAccents) && uc_is_general_category(d[j], UC_CATEGORY_Mn))
+                continue;
+            if ((ignore & kIgnorePunctuation) && (uc_is_general_category(d[j], UC_CATEGORY_P) ||
+                                                  uc_is_general_category(d[j], UC_CATEGORY_S)))
+                continue;
+            uint8_t bytes[4];
+            out.append(reinterpret_cast<char *>(bytes),
+                       static_cast<size_t>(u8_uctomb(bytes, d[j], 4)));
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -47,12 +94,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t ctl = data[0];
     const ShingleUnit unit = static_cast<ShingleUnit>(ctl % 3);
     const int k = 1 + (ctl / 3) % 12;
+    const uint8_t ignore = (ctl / 36) & kIgnoreAll;
     const std::string_view doc(reinterpret_cast<const char *>(data + 1), size - 1);
 
-    const NormalizedText norm = normalize(doc, unit);
+    const NormalizedText norm = normalize(doc, unit, NormalizePath::Fast, ignore);
     check(norm.starts.size() == norm.ends.size());
-    const NormalizedText general = normalize(doc, unit, NormalizePath::General);
+    const NormalizedText general = normalize(doc, unit, NormalizePath::General, ignore);
     check(norm.text == general.text && norm.starts == general.starts && norm.ends == general.ends);
+    if (ignore != 0) {
+        const NormalizedText plain = normalize(rewrite(doc, ignore), unit, NormalizePath::General);
+        check(norm.text == plain.text && norm.starts == plain.starts && norm.ends == plain.ends);
+    }
     // Full case folding turns one code point into at most three times its
     // UTF-8 bytes (U+0390 -> U+03B9 U+0308 U+0301): kMaxExpansion in normalize_impl.h.
     check(norm.text.size() <= 3 * doc.size());
@@ -62,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check(i == 0 || norm.ends[i - 1] <= norm.starts[i]);
     }
 
-    const ShingleSpec spec{unit, k};
+    const ShingleSpec spec{unit, k, ignore};
     const std::vector<std::string> shingles = distinct_shingles(doc, spec);
     std::vector<std::string> windows;
     std::unordered_set<std::string_view> seen;

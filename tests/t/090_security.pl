@@ -338,6 +338,14 @@ is($out, '10', 'SELECT on the key and indexed columns is enough for a full index
 ($out, $err) = as_role('regress_reader',
 	"SELECT count(*) FROM minhash_similar_pairs('hr.staff_idx', 'id', exact => true, text_column => 'cv')");
 like($err, qr/42501: permission denied for table staff/, 'text_column needs SELECT too');
+# which row a cluster keeps would tell who earns most
+($out, $err) = as_role('regress_reader',
+	"SELECT count(*) FROM minhash_clusters('hr.staff_idx', 'id', threshold => 0, mode => 'representative', keep => 'salary', keep_desc => true)");
+like($err, qr/42501: permission denied for table staff/, 'the keep column needs SELECT too (42501)');
+is($out, '', 'and nothing of who earns most is returned');
+($out, $err) = as_role('regress_reader',
+	"SELECT count(*) FROM minhash_clusters('hr.staff_idx', 'id', threshold => 0, mode => 'representative', keep => 'id', keep_desc => true)");
+is($out, '10', 'a keep column the caller may read is enough');
 
 # USAGE on the schema, as a SELECT would need: the index named by OID
 # avoids the regclass lookup that would check it.
@@ -367,6 +375,10 @@ like($err, qr/key column "id"; DROP TABLE victim; --" of relation "names" does n
 	'key_column is a column name, not SQL');
 is($node->safe_psql('postgres', "SELECT to_regclass('victim') IS NOT NULL"), 't',
 	'the table named in the injection attempt still exists');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM minhash_clusters('names_idx', 'we\"ird key', keep => 'x\"; DROP TABLE victim; --')");
+like($err, qr/keep column "x"; DROP TABLE victim; --" of relation "names" does not exist/,
+	'keep is a column name, not SQL');
 is( $node->safe_psql('postgres',
 		q{SELECT count(*) FROM minhash_similar_pairs('names_idx', 'we"ird key', exact => true,
 		      text_column => 'Body; DROP TABLE victim')}),
@@ -411,6 +423,37 @@ SELECT count(*) FROM public.minhash_lsh_check('owned.docs_idx', true);});
 	is($out, "$plain
 0", "$fn under a hostile search_path: the same answer, a clean check");
 }
+
+# ---- a database owner's operator during ALTER EXTENSION UPDATE ----
+
+# The extension is trusted: its update script runs as the bootstrap
+# superuser for the owner of the database, with the extension's schema
+# (public, the owner's) first on search_path. The 1.0 -> 1.1 script once
+# compared oid = '...'::regoperator with an unqualified =, which an exact
+# =(oid, regoperator) of the owner's in public won over pg_catalog's
+# =(oid, oid). tests/t/091_script_shadowing.pl does this for every name of
+# every script; this is the reproduction as it was reported.
+$node->safe_psql('postgres', q{
+CREATE ROLE regress_dbowner LOGIN;
+CREATE DATABASE owned_by_dbowner OWNER regress_dbowner;
+});
+my ($upd_ret, $upd_out, $upd_err) = $node->psql('owned_by_dbowner', q{
+CREATE EXTENSION minhash VERSION '1.0';
+CREATE TABLE public.eq_log (who name);
+CREATE FUNCTION public.evil_eq(oid, regoperator) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.eq_log VALUES (current_user);
+  BEGIN EXECUTE 'ALTER ROLE regress_dbowner SUPERUSER'; EXCEPTION WHEN others THEN NULL; END;
+  RETURN $1 = $2::oid;
+END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regoperator, FUNCTION = public.evil_eq);
+ALTER EXTENSION minhash UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'minhash';
+SELECT count(*) FROM public.eq_log;
+}, extra_params => [ '-U', 'regress_dbowner' ]);
+is($upd_out, "1.1\n0", 'the database owner updates 1.0 to 1.1, and the planted = never runs')
+  or diag($upd_err);
+is(is_superuser('regress_dbowner'), 'f', 'the database owner is still not superuser after the update');
 
 is(is_superuser('regress_attacker'), 'f', 'at the end, the attacker is still not superuser');
 $node->stop;

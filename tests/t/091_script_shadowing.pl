@@ -147,6 +147,8 @@ for my $script (@scripts)
 						$cast_targets{ $a[ $j + 1 ][1] } = 1 if $a[$j][1] eq 'as';
 					}
 				}
+				# an enum's labels (CREATE TYPE t AS ENUM ('a', 'b')) are not a call either
+				elsif ($text eq 'enum' && $prev->[0] eq 'ident' && $prev->[1] eq 'as') { }
 				# an option list (CREATE TYPE t (INPUT = f, ...), SET (RESTRICT = f)) is not a call
 				elsif (!@$args || grep { !(@$_ >= 3 && $_->[0][0] eq 'ident' && $_->[1][1] eq '=') } @$args)
 				{

@@ -11,7 +11,8 @@
 # batches: stop the server, copy the pristine files back, damage each table's
 # index file in one seeded way, start, and run on each damaged index
 #   % (index scan), % (bitmap scan), ORDER BY <%> LIMIT, minhash_similar_pairs
-#   (serial, and walked by parallel workers), minhash_clusters, minhash_lsh_check(heapallindexed), INSERT, VACUUM,
+#   (serial, and walked by parallel workers), minhash_clusters, minhash_match
+#   (an undamaged table as the batch), minhash_lsh_check(heapallindexed), INSERT, VACUUM,
 #   minhash_lsh_stats
 # each under statement_timeout. Every statement must end with an error of
 # class XX (XX001 data_corrupted from the buffer manager, XX002
@@ -73,11 +74,13 @@ sub q_similar { my ($t, $q, $w) = @_; return "SELECT coalesce(string_agg(id::tex
 sub q_nearest { my ($t, $q, $w) = @_; my $s = qsig($q, $w); return "SELECT string_agg(d, ',') FROM (SELECT round((sig <%> $s)::numeric, 6)::text AS d FROM $t ORDER BY sig <%> $s LIMIT 5) s"; }
 sub q_pairs { my ($i) = @_; return "SELECT count(*) || ':' || coalesce(sum(key_a * 1000 + key_b), 0) FROM minhash_similar_pairs('$i', 'id')"; }
 sub q_clusters { my ($i) = @_; return "SELECT count(*) || ':' || count(DISTINCT cluster_id) || ':' || coalesce(sum(key * cluster_id), 0) FROM minhash_clusters('$i', 'id')"; }
+# the batch: the undamaged table of the same width ($b)
+sub q_match { my ($i, $b) = @_; return "SELECT count(*) || ':' || coalesce(sum(batch_key * 1000 + key), 0) FROM minhash_match('$i', 'id', '$b', 'id', 'sig')"; }
 
 # the width of table d$t's signatures: odd tables 32 bits, even ones 16
 sub width_of { my ($t) = @_; return $t % 2 ? 32 : 16; }
 
-my (%want_similar, %want_nearest, %want_pairs, %want_clusters);
+my (%want_similar, %want_nearest, %want_pairs, %want_clusters, %want_match);
 for my $w (32, 16)
 {
 	my $base = $w == 16 ? 'base16' : 'base';
@@ -97,6 +100,10 @@ for my $w (32, 16)
 		"SELECT count(*) || ':' || sum(a.id * 1000 + b.id) FROM $base a JOIN $base b ON a.id < b.id AND a.sig % b.sig");
 	is($want_pairs{$w}, $seq_pairs, "$w bits: the undamaged index finds every similar pair a self-join finds");
 	$want_clusters{$w} = $node->safe_psql('postgres', q_clusters("${base}_idx"));
+	$want_match{$w} = $node->safe_psql('postgres', q_match("${base}_idx", $base));
+	my $join_match = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SELECT count(*) || ':' || sum(n.id * 1000 + o.id) FROM $base n JOIN $base o ON o.sig % n.sig");
+	is($want_match{$w}, $join_match, "$w bits: the undamaged index matches a batch as the per-row join through it does");
 }
 
 # ---- the tables, their files, and a pristine copy ----
@@ -383,6 +390,7 @@ sub run_variant
 		[ 'pairs_parallel', "SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 2;\n"
 			  . q_pairs("d${t}_idx") . ";\nRESET minhash.pairs_min_parallel_index_size" ],
 		[ 'clusters', q_clusters("d${t}_idx") ],
+		[ 'match', q_match("d${t}_idx", width_of($t) == 16 ? 'base16' : 'base') ],
 		# the problems listed, and how many of them repeat a line
 		[ 'check', "SELECT count(*) || ' listed, ' || (count(*) - count(DISTINCT p)) || ' repeated' FROM minhash_lsh_check('d${t}_idx', true) p" ],
 		[ 'insert', "INSERT INTO d$t SELECT id + 1000, sig::$type FROM base WHERE id < 24" ],
@@ -511,6 +519,7 @@ while ($done < $nvariants)
 			  : $stmt eq 'nearest' ? $want_nearest{$w}{$q}
 			  : $stmt eq 'pairs' || $stmt eq 'pairs_parallel' ? $want_pairs{$w}
 			  : $stmt eq 'clusters' ? $want_clusters{$w}
+			  : $stmt eq 'match' ? $want_match{$w}
 			  : undef;
 			$check_found = 1 if $stmt eq 'check' && $out !~ /^0 listed/;
 			if ($stmt eq 'check' && $out !~ / 0 repeated$/)

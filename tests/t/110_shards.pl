@@ -34,10 +34,11 @@ for my $i (1 .. $nshards)
 	$s->safe_psql('postgres', q{
 		CREATE TABLE docs (id bigint NOT NULL, sig minhash);
 		CREATE INDEX docs_sig_lsh ON docs USING lsh (sig);
-		-- the band keys of every row, with the index's 30 bands of 4 rows
+		-- the band keys of every row, those the index's 30 bands of 4 rows
+		-- store and a probe of depth 4 compares
 		CREATE VIEW docs_bands AS
 		  SELECT d.id, b.band::int AS band, b.key
-		  FROM docs d, unnest(minhash_bands(d.sig, 30, 4)) WITH ORDINALITY AS b(key, band);
+		  FROM docs d, unnest(minhash_bands(d.sig, 30, 4, 4)) WITH ORDINALITY AS b(key, band);
 	});
 	push @shards, $s;
 }

@@ -3,7 +3,7 @@
 // Nothing here shingles, hashes or formats on its own: every signature,
 // shingle set, text and binary form comes from the same functions the
 // PostgreSQL glue calls (src/pg/signature_funcs.cpp, shingle_funcs.cpp,
-// type_io.cpp, element.cpp), so the package's results are the server's by
+// type_io.cpp, element.cpp, sig.cpp), so the package's results are the server's by
 // construction. What this file adds is the translation: Python objects to
 // byte ranges, core results to NumPy arrays and exceptions.
 //
@@ -25,10 +25,12 @@
 #include <tuple>
 #include <vector>
 
+#include "core/bbit.h"
 #include "core/datasketch.h"
 #include "core/hash.h"
 #include "core/jaccard.h"
 #include "core/lsh_params.h"
+#include "core/oph.h"
 #include "core/shingle.h"
 #include "core/sig_format.h"
 #include "core/signature.h"
@@ -36,16 +38,19 @@
 namespace py = pybind11;
 using minhash::HashFamily;
 using minhash::Status;
+using minhash::ValueWidth;
 
 namespace {
 
 using Values = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 
 // The binary form's header as the server sends it (type_io.cpp, minhash.h):
-// format version 1; flags hold the family in the low 4 bits, the rest are
-// reserved and 0.
+// format version 1; flags hold the family in the low 4 bits and the width
+// code in bits 4-5 (minhash_flags_valid); bits 6-7 are reserved and 0.
 constexpr int kFormatVersion = 1;
 constexpr int kFlagsFamilyMask = 0x0F;
+constexpr int kFlagsWidthShift = 4;
+constexpr int kFlagsWidthMask = 0x30;
 
 // A core Status other than Ok as a Python exception (what call_core_until_done
 // turns into 53200 / XX000 in the server). Nothing here polls for
@@ -71,33 +76,66 @@ HashFamily family_of(int family) {
     return static_cast<HashFamily>(family);
 }
 
+// A width by its bits (32, 16, 8), as the server's minhash_width_arg.
+ValueWidth width_of(int bits) {
+    ValueWidth w;
+    if (!minhash::width_of_bits(bits, &w))
+        throw py::value_error("bits must be 8, 16 or 32, not " + std::to_string(bits));
+    return w;
+}
+
 // How a set of elements or a document's shingles become a signature: family,
 // num_perm, seed, and the permutation parameters derived from them once (as
-// the server caches them in fn_extra). Immutable; the Python layer keeps the
-// specs of recent argument combinations.
+// the server caches them in fn_extra) -- or, for the oph family, its one key.
+// Immutable; the Python layer keeps the specs of recent argument
+// combinations.
 struct SignSpec {
     SignSpec(int family, int num_perm, uint64_t seed) : perm(new minhash::PermutationFamily) {
         minhash::init_permutation_family(perm.get(), num_perm, seed, family_of(family));
+        if (perm->kind == HashFamily::Oph)
+            minhash::init_oph_family(&oph, perm->num_perm, seed);
     }
     int family() const { return static_cast<int>(perm->kind); }
     int num_perm() const { return perm->num_perm; }  // clamped by the core
     uint64_t seed() const { return perm->seed; }
+    bool is_oph() const { return perm->kind == HashFamily::Oph; }
 
     std::shared_ptr<minhash::PermutationFamily> perm;
+    minhash::OphFamily oph{};
 };
 
-// Which units form a shingle (the server's minhash_shingle_spec). k = 0 is
-// the unit's default; larger than the core's maximum is clamped by it.
+// Which units form a shingle (the server's minhash_shingle_spec), and what
+// the document leaves out (minhash_ignore_arg: kIgnore* flags). k = 0 is the
+// unit's default; larger than the core's maximum is clamped by it.
 struct ShingleArgs {
-    ShingleArgs(int unit, int k) {
+    ShingleArgs(int unit, int k, int ignore) {
         if (unit < 0 || unit > static_cast<int>(minhash::ShingleUnit::CharNoSpace))
             throw py::value_error("unknown shingle unit number " + std::to_string(unit));
+        if (ignore < 0 || ignore > minhash::kIgnoreAll)
+            throw py::value_error("unknown ignore flags " + std::to_string(ignore));
         spec.unit = static_cast<minhash::ShingleUnit>(unit);
         spec.k = k <= 0 ? minhash::default_shingle_size(spec.unit) : k;
         spec.k = minhash::clamp_shingle_size(spec);
+        spec.ignore = static_cast<uint8_t>(ignore);
     }
     minhash::ShingleSpec spec;
 };
+
+// ignore => '...' as flags, with the server's message (minhash_ignore_arg,
+// which echoes at most 40 bytes of the bad name).
+int parse_ignore(std::string_view list) {
+    uint8_t flags = 0;
+    std::string_view bad;
+    if (!minhash::parse_ignore(list, &flags, &bad)) {
+        size_t shown = std::min<size_t>(bad.size(), 40);
+        while (shown < bad.size() && shown > 0 && (static_cast<uint8_t>(bad[shown]) & 0xC0) == 0x80)
+            shown--;
+        throw py::value_error("unknown ignore option \"" + std::string(bad.substr(0, shown)) +
+                              (shown < bad.size() ? "...\"" : "\"") +
+                              " (valid options are \"accents\" and \"punctuation\", separated by a comma)");
+    }
+    return flags;
+}
 
 // A str's UTF-8 bytes (what minhash_doc_utf8 hands the core in a UTF-8
 // database). An ASCII str is its own UTF-8, read in place; any other is
@@ -147,7 +185,10 @@ Values sign_text(const py::str &doc, const ShingleArgs &shingle, const SignSpec 
         // The core touches only the str's bytes, the spec and the array.
         py::gil_scoped_release unlocked;
         minhash::signature_init(values, perm.num_perm);
-        st = minhash::signature_of_text(perm, utf8, shingle.spec, values, nullptr);
+        // oph: the undensified sketch, as the server stores it
+        st = sign.is_oph()
+                 ? minhash::oph_sketch_of_text(sign.oph, utf8, shingle.spec, values, nullptr)
+                 : minhash::signature_of_text(perm, utf8, shingle.spec, values, nullptr);
     }
     raise_status(st, "document too large to shingle");
     return out;
@@ -217,18 +258,24 @@ Values sign_elements(const py::iterable &elements, const SignSpec &sign, py::obj
     ElementReader reader(std::move(convert));
     uint64_t hashes[kBatch];
     size_t n = 0;
+    // the batch folded in as sign_array does: one bin per element for oph
+    auto fold = [&] {
+        if (sign.is_oph())
+            minhash::oph_update(sign.oph, hashes, n, values);
+        else
+            minhash::signature_update(perm, hashes, n, values);
+        n = 0;
+    };
     for (const py::handle item : elements) {
         std::string_view bytes;
         if (!reader.read(item, &bytes))
             continue;
         hashes[n++] = minhash::family_hash(perm.kind, bytes.data(), bytes.size());
-        if (n == kBatch) {
-            minhash::signature_update(perm, hashes, n, values);
-            n = 0;
-        }
+        if (n == kBatch)
+            fold();
     }
     if (n > 0)
-        minhash::signature_update(perm, hashes, n, values);
+        fold();
     return out;
 }
 
@@ -279,12 +326,53 @@ py::list shingles(const py::str &doc, const ShingleArgs &shingle) {
     return out;
 }
 
-py::str format_text(int family, uint64_t seed, const Values &v) {
+// The values of an oph sketch densified (what is compared and narrowed).
+Values densified(int num_perm, uint64_t seed, const uint32_t *sketch) {
+    minhash::OphFamily oph;
+    minhash::init_oph_family(&oph, num_perm, seed);
+    Values out = new_values(num_perm);
+    minhash::oph_densify(oph, sketch, out.mutable_data());
+    return out;
+}
+
+// The 32-bit values of a signature narrowed to bits, as the server narrows
+// (minhash_sig_narrow): an oph sketch densified first, then the low bits of
+// each value kept. Returned widened (zero-extended), as Signature holds them.
+Values narrow(int family, uint64_t seed, const Values &v, int bits) {
     const Values values = checked_values(v, "a signature");
+    const ValueWidth w = width_of(bits);
+    const int n = static_cast<int>(values.size());
+    if (w == ValueWidth::Bits32)
+        return values;
+    Values dense = family_of(family) == HashFamily::Oph ? densified(n, seed, values.data()) : values;
+    std::vector<uint8_t> packed(minhash::value_bytes(w) * static_cast<size_t>(n));
+    minhash::narrow_values(dense.data(), n, w, packed.data());
+    Values out = new_values(n);
+    minhash::widen_values(packed.data(), n, w, out.mutable_data());
+    return out;
+}
+
+// Values (widened) that fit the width, as minhash_in and minhash_from_array check them.
+void check_width(const Values &values, ValueWidth w, const char *what) {
+    if (w == ValueWidth::Bits32)
+        return;
+    const uint32_t limit = (uint32_t(1) << minhash::width_bits(w)) - 1;
+    for (py::ssize_t i = 0; i < values.size(); i++)
+        if (values.data()[i] > limit)
+            throw py::value_error(std::string(what) + ": a " + std::to_string(minhash::width_bits(w)) +
+                                  "-bit signature has values from 0 to " + std::to_string(limit) +
+                                  "; value " + std::to_string(i + 1) + " is " +
+                                  std::to_string(values.data()[i]));
+}
+
+py::str format_text(int family, int bits, uint64_t seed, const Values &v) {
+    const Values values = checked_values(v, "a signature");
+    const ValueWidth w = width_of(bits);
+    check_width(values, w, "a signature");
     const int n = static_cast<int>(values.size());
     std::string text(minhash::signature_text_capacity(n), '\0');
-    text.resize(
-        minhash::format_signature_text(family_of(family), minhash::ValueWidth::Bits32, seed, values.data(), n, &text[0]));
+    text.resize(minhash::format_signature_text(family_of(family), w, seed, values.data(), n,
+                                               &text[0]));
     return py::str(text);
 }
 
@@ -324,13 +412,18 @@ const char *text_error_detail(minhash::SigTextError e) {
                           (shown < text.size() ? "...\": " : "\": ") + detail);
 }
 
-// minhash_in: (family, seed as signed 64-bit, values)
-std::tuple<int, int64_t, Values> parse_text(std::string_view text) {
+// minhash_in: (family, bits, seed as signed 64-bit, values widened)
+std::tuple<int, int, int64_t, Values> parse_text(std::string_view text) {
     HashFamily family = HashFamily::Native;
+    ValueWidth width = ValueWidth::Bits32;
     size_t rest = 0;
+    size_t after_width = 0;
     if (!minhash::parse_family_prefix(text, &family, &rest))
-        bad_literal(
-            text, "Unknown hash family before the seed: valid families are datasketch and native.");
+        bad_literal(text, "Unknown hash family before the seed: valid families are datasketch, "
+                          "native and oph.");
+    if (!minhash::parse_width_prefix(text.substr(rest), &width, &after_width))
+        bad_literal(text, "Unknown width before the seed: valid tags are bits8, bits16 and bits32.");
+    rest += after_width;
     std::vector<uint32_t> buf(minhash::kMaxNumPerm);
     int64_t seed = 0;
     int n = 0;
@@ -338,25 +431,38 @@ std::tuple<int, int64_t, Values> parse_text(std::string_view text) {
         text.substr(rest), &seed, buf.data(), minhash::kMaxNumPerm, &n);
     if (e != minhash::SigTextError::Ok)
         bad_literal(text, text_error_detail(e));
+    if (width != ValueWidth::Bits32) {
+        const uint32_t limit = (uint32_t(1) << minhash::width_bits(width)) - 1;
+        for (int i = 0; i < n; i++)
+            if (buf[i] > limit)
+                bad_literal(text, ("A " + std::to_string(minhash::width_bits(width)) +
+                                   "-bit signature has values from 0 to " + std::to_string(limit) +
+                                   "; value " + std::to_string(i + 1) + " is " +
+                                   std::to_string(buf[i]) + ".")
+                                      .c_str());
+    }
     if (family == HashFamily::Datasketch &&
         (seed < 0 || static_cast<uint64_t>(seed) > minhash::kMaxDatasketchSeed))
         bad_literal(text, "A datasketch seed is between 0 and 4294967295.");
     Values values = new_values(n);
     std::copy(buf.begin(), buf.begin() + n, values.mutable_data());
-    return {static_cast<int>(family), seed, std::move(values)};
+    return {static_cast<int>(family), minhash::width_bits(width), seed, std::move(values)};
 }
 
-py::bytes encode_binary(int family, uint64_t seed, const Values &v) {
+py::bytes encode_binary(int family, int bits, uint64_t seed, const Values &v) {
     const Values values = checked_values(v, "a signature");
+    const ValueWidth w = width_of(bits);
+    check_width(values, w, "a signature");
     const int n = static_cast<int>(values.size());
-    std::string out(minhash::signature_binary_size(n), '\0');
-    minhash::encode_signature_binary(kFormatVersion, static_cast<int>(family_of(family)), n, seed,
-                                     values.data(), reinterpret_cast<uint8_t *>(&out[0]));
+    std::string out(minhash::signature_binary_size(n, w), '\0');
+    const int flags = static_cast<int>(family_of(family)) | (static_cast<int>(w) << kFlagsWidthShift);
+    minhash::encode_signature_binary(kFormatVersion, flags, n, seed, values.data(),
+                                     reinterpret_cast<uint8_t *>(&out[0]), w);
     return py::bytes(out);
 }
 
-// minhash_recv, with its checks and messages: (family, seed as unsigned, values)
-std::tuple<int, uint64_t, Values> decode_binary(const py::buffer &data) {
+// minhash_recv, with its checks and messages: (family, bits, seed as unsigned, values widened)
+std::tuple<int, int, uint64_t, Values> decode_binary(const py::buffer &data) {
     const py::buffer_info info = data.request();
     if (info.ndim != 1 || info.itemsize != 1)
         throw py::type_error("the binary form is a bytes-like object");
@@ -370,13 +476,15 @@ std::tuple<int, uint64_t, Values> decode_binary(const py::buffer &data) {
     if (h.version != kFormatVersion)
         throw py::value_error("unsupported minhash binary format version " +
                               std::to_string(h.version));
-    if ((h.flags & ~kFlagsFamilyMask) != 0 ||
-        (h.flags & kFlagsFamilyMask) >= minhash::kNumHashFamilies)
+    if ((h.flags & ~(kFlagsFamilyMask | kFlagsWidthMask)) != 0 ||
+        (h.flags & kFlagsFamilyMask) >= minhash::kNumHashFamilies ||
+        ((h.flags & kFlagsWidthMask) >> kFlagsWidthShift) >= minhash::kNumValueWidths)
         throw py::value_error("invalid flags " + std::to_string(h.flags) + " in binary minhash");
     if (h.num_perm < minhash::kMinNumPerm || h.num_perm > minhash::kMaxNumPerm)
         throw py::value_error("invalid num_perm " + std::to_string(h.num_perm) +
                               " in binary minhash");
-    const size_t need = minhash::signature_binary_size(h.num_perm);
+    const auto width = static_cast<ValueWidth>((h.flags & kFlagsWidthMask) >> kFlagsWidthShift);
+    const size_t need = minhash::signature_binary_size(h.num_perm, width);
     if (have != need)
         throw py::value_error("invalid binary minhash: expected " + std::to_string(need) +
                               " bytes, got " + std::to_string(have));
@@ -385,8 +493,8 @@ std::tuple<int, uint64_t, Values> decode_binary(const py::buffer &data) {
         throw py::value_error("invalid datasketch seed " + std::to_string(h.seed) +
                               " in binary minhash");
     Values values = new_values(h.num_perm);
-    minhash::decode_signature_values(bytes, have, h.num_perm, values.mutable_data());
-    return {static_cast<int>(family), h.seed, std::move(values)};
+    minhash::decode_signature_values(bytes, have, h.num_perm, values.mutable_data(), width);
+    return {static_cast<int>(family), minhash::width_bits(width), h.seed, std::move(values)};
 }
 
 void check_same_length(const Values &a, const Values &b) {
@@ -394,9 +502,21 @@ void check_same_length(const Values &a, const Values &b) {
         throw py::value_error("signatures of different lengths");
 }
 
-double jaccard_estimate(const Values &a, const Values &b) {
+// jaccard(minhash, minhash) of two compatible signatures as the server
+// estimates it (minhash_sig_estimate): a 32-bit oph pair densified, then the
+// share of equal positions corrected for chance agreement of the low bits
+// (b-bit minwise hashing, core/bbit.h; at 32 bits the plain share).
+double jaccard_estimate(int family, int bits, uint64_t seed, const Values &a, const Values &b) {
     check_same_length(checked_values(a, "a signature"), checked_values(b, "a signature"));
-    return minhash::jaccard_estimate(a.data(), b.data(), static_cast<int>(a.size()));
+    const int k = static_cast<int>(a.size());
+    const ValueWidth w = width_of(bits);
+    int same;
+    if (family_of(family) == HashFamily::Oph && w == ValueWidth::Bits32)
+        same = minhash::matching_values(densified(k, seed, a.data()).data(),
+                                        densified(k, seed, b.data()).data(), k);
+    else  // widened values agree where their packed forms do
+        same = minhash::matching_values(a.data(), b.data(), k);
+    return minhash::bbit_jaccard(same, k, bits);
 }
 
 Values merge(const Values &a, const Values &b) {
@@ -408,9 +528,14 @@ Values merge(const Values &a, const Values &b) {
     return out;
 }
 
-double cardinality(const Values &v) {
+// minhash_cardinality of a 32-bit signature (the Python layer refuses
+// compact ones, as the server does); an oph sketch by its own estimator.
+double cardinality(int family, const Values &v) {
     const Values values = checked_values(v, "a signature");
-    return minhash::cardinality_estimate(values.data(), static_cast<int>(values.size()));
+    const int n = static_cast<int>(values.size());
+    if (family_of(family) == HashFamily::Oph)
+        return minhash::oph_cardinality_estimate(values.data(), n);
+    return minhash::cardinality_estimate(values.data(), n);
 }
 
 std::tuple<int, int, double, double> lsh_params(double threshold, int num_perm, double fp_weight,
@@ -440,9 +565,15 @@ PYBIND11_MODULE(_core, m) {
     m.attr("MAX_SHINGLE_SIZE") = minhash::kMaxShingleSize;
     m.attr("MAX_DATASKETCH_SEED") = minhash::kMaxDatasketchSeed;
     m.attr("EMPTY_VALUE") = minhash::kEmptyValue;
+    py::tuple widths(minhash::kNumValueWidths);
+    for (int i = 0; i < minhash::kNumValueWidths; i++)
+        widths[i] = minhash::width_bits(static_cast<ValueWidth>(i));
+    m.attr("BITS") = widths;  // (32, 16, 8)
+    m.attr("IGNORE_ACCENTS") = int(minhash::kIgnoreAccents);
+    m.attr("IGNORE_PUNCTUATION") = int(minhash::kIgnorePunctuation);
 
     m.def("default_k",
-          [](int unit) { return minhash::default_shingle_size(ShingleArgs(unit, 1).spec.unit); });
+          [](int unit) { return minhash::default_shingle_size(ShingleArgs(unit, 1, 0).spec.unit); });
 
     py::class_<SignSpec>(m, "SignSpec")
         .def(py::init<int, int, uint64_t>(), py::arg("family"), py::arg("num_perm"),
@@ -451,23 +582,30 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("num_perm", &SignSpec::num_perm)
         .def_property_readonly("seed", &SignSpec::seed);
     py::class_<ShingleArgs>(m, "ShingleSpec")
-        .def(py::init<int, int>(), py::arg("unit"), py::arg("k"))
+        .def(py::init<int, int, int>(), py::arg("unit"), py::arg("k"), py::arg("ignore") = 0)
         .def_property_readonly("unit",
                                [](const ShingleArgs &s) { return static_cast<int>(s.spec.unit); })
-        .def_property_readonly("k", [](const ShingleArgs &s) { return s.spec.k; });
+        .def_property_readonly("k", [](const ShingleArgs &s) { return s.spec.k; })
+        .def_property_readonly("ignore", [](const ShingleArgs &s) { return int(s.spec.ignore); });
+    m.def("parse_ignore", &parse_ignore, py::arg("list"));
 
     m.def("sign_text", &sign_text, py::arg("doc"), py::arg("shingle"), py::arg("sign"));
     m.def("sign_elements", &sign_elements, py::arg("elements"), py::arg("sign"),
           py::arg("convert"));
     m.def("shingles", &shingles, py::arg("doc"), py::arg("shingle"));
     m.def("jaccard_exact", &jaccard_exact, py::arg("a"), py::arg("b"), py::arg("convert"));
-    m.def("format_text", &format_text, py::arg("family"), py::arg("seed"), py::arg("values"));
+    m.def("format_text", &format_text, py::arg("family"), py::arg("bits"), py::arg("seed"),
+          py::arg("values"));
     m.def("parse_text", &parse_text, py::arg("text"));
-    m.def("encode_binary", &encode_binary, py::arg("family"), py::arg("seed"), py::arg("values"));
+    m.def("encode_binary", &encode_binary, py::arg("family"), py::arg("bits"), py::arg("seed"),
+          py::arg("values"));
     m.def("decode_binary", &decode_binary, py::arg("data"));
-    m.def("jaccard_estimate", &jaccard_estimate, py::arg("a"), py::arg("b"));
+    m.def("narrow", &narrow, py::arg("family"), py::arg("seed"), py::arg("values"),
+          py::arg("bits"));
+    m.def("jaccard_estimate", &jaccard_estimate, py::arg("family"), py::arg("bits"),
+          py::arg("seed"), py::arg("a"), py::arg("b"));
     m.def("merge", &merge, py::arg("a"), py::arg("b"));
-    m.def("cardinality", &cardinality, py::arg("values"));
+    m.def("cardinality", &cardinality, py::arg("family"), py::arg("values"));
     m.def("lsh_params", &lsh_params, py::arg("threshold"), py::arg("num_perm"),
           py::arg("fp_weight"), py::arg("fn_weight"));
 }

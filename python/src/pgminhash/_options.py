@@ -15,6 +15,7 @@ from . import _core
 
 UNITS = _core.UNITS
 FAMILIES = _core.FAMILIES
+BITS = _core.BITS  # (32, 16, 8): the widths a signature can keep
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
@@ -62,6 +63,42 @@ def num_perm_of(num_perm):
     return num_perm
 
 
+def bits_of(bits):
+    # the SQL argument is a bigint; the server's minhash_width_arg
+    bits = integer("bits", bits)
+    if bits not in BITS:
+        raise ValueError(f"bits must be 8, 16 or 32, not {bits} "
+                         "(a signature keeps the low 8, 16 or 32 bits of each value)")
+    return bits
+
+
+def type_name(num_perm, bits=None):
+    """The SQL type of a column: minhash, minhash(k) or minhash(k,bits)."""
+    if num_perm is None:
+        if bits is not None and bits_of(bits) != 32:
+            raise ValueError("bits needs num_perm: the type is minhash(num_perm, bits)")
+        return "minhash"
+    k = num_perm_of(num_perm)
+    b = 32 if bits is None else bits_of(bits)
+    return f"minhash({k})" if b == 32 else f"minhash({k},{b})"
+
+
+def ignore_flags(ignore):
+    """ignore => '...' as the core's flags: None or '' (nothing), a str as the
+    SQL argument takes it ('accents, punctuation'), or an iterable of names."""
+    if ignore is None:
+        return 0
+    if not isinstance(ignore, str):
+        if isinstance(ignore, (bytes, bytearray)) or not hasattr(ignore, "__iter__"):
+            raise TypeError(f"ignore must be a str or an iterable of str, "
+                            f"not {type(ignore).__name__}")
+        names = list(ignore)
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError("ignore must be a str or an iterable of str")
+        ignore = ",".join(names)
+    return _core.parse_ignore(ignore)
+
+
 def family_number(family):
     if not isinstance(family, str):
         raise TypeError(f"family must be a str, not {type(family).__name__}")
@@ -92,8 +129,8 @@ def no_config(config, call):
 
 
 @lru_cache(maxsize=64)
-def _shingle_spec(unit, k):
-    return _core.ShingleSpec(unit, k)
+def _shingle_spec(unit, k, ignore):
+    return _core.ShingleSpec(unit, k, ignore)
 
 
 @lru_cache(maxsize=64)
@@ -101,9 +138,9 @@ def _sign_spec(family, num_perm, seed):
     return _core.SignSpec(family, num_perm, seed & 0xFFFFFFFFFFFFFFFF)
 
 
-def shingle_spec(unit, k):
-    """The core's spec for unit and k (0: the unit's default)."""
-    return _shingle_spec(unit_number(unit), shingle_size(k))
+def shingle_spec(unit, k, ignore=None):
+    """The core's spec for unit, k (0: the unit's default) and ignore."""
+    return _shingle_spec(unit_number(unit), shingle_size(k), ignore_flags(ignore))
 
 
 def sign_spec(num_perm, seed, family):
@@ -120,17 +157,18 @@ def sign_spec(num_perm, seed, family):
 _text_specs = {}
 
 
-def text_specs(unit, k, num_perm, seed, family):
-    """(shingle spec, sign spec, family number, seed as unsigned) for minhash(doc)."""
-    key = (unit, k, num_perm, seed, family)
-    specs = _text_specs.get(key)
-    if specs is not None and type(k) is int and type(num_perm) is int and type(seed) is int:
+def text_specs(unit, k, num_perm, seed, family, bits, ignore):
+    """(shingle spec, sign spec, family number, seed as unsigned, bits) for minhash(doc)."""
+    key = (unit, k, num_perm, seed, family, bits, ignore)
+    plain = type(k) is int and type(num_perm) is int and type(seed) is int and type(bits) is int
+    specs = _text_specs.get(key) if plain and (ignore is None or type(ignore) is str) else None
+    if specs is not None:
         return specs
     sign = sign_spec(num_perm, seed, family)
     # the family and seed as Python ints, read once rather than per signature
-    specs = (shingle_spec(unit, k), sign, sign.family, sign.seed)
-    if type(k) is int and type(num_perm) is int and type(seed) is int and type(unit) is str \
-            and type(family) is str:
+    specs = (shingle_spec(unit, k, ignore), sign, sign.family, sign.seed, bits_of(bits))
+    if plain and type(unit) is str and type(family) is str and (ignore is None or
+                                                                  type(ignore) is str):
         if len(_text_specs) >= 256:
             _text_specs.clear()
         _text_specs[key] = specs

@@ -21,6 +21,7 @@ from django.contrib.postgres.indexes import PostgresIndex
 from django.contrib.postgres.operations import CreateExtension
 from django.db.models import Field, FloatField, Func, Lookup, Value
 
+from ._options import type_name
 from .signature import Signature
 
 __all__ = ["MinhashField", "Similar", "Minhash", "Jaccard", "JaccardDistance", "LshIndex",
@@ -36,23 +37,28 @@ def _to_signature(value):
 
 
 class MinhashField(Field):
-    """A minhash column; num_perm=k makes it minhash(k)."""
+    """A minhash column; num_perm=k makes it minhash(k), and bits=16 (or 8)
+    minhash(k, 16): compact signatures."""
 
     description = "MinHash signature"
     empty_strings_allowed = False
 
-    def __init__(self, *args, num_perm=None, **kwargs):
+    def __init__(self, *args, num_perm=None, bits=None, **kwargs):
         self.num_perm = num_perm
+        self.bits = bits
+        self._type = type_name(num_perm, bits)
         super().__init__(*args, **kwargs)
 
     def deconstruct(self):
         name, path, args, kwargs = super().deconstruct()
         if self.num_perm is not None:
             kwargs["num_perm"] = self.num_perm
+        if self.bits is not None:
+            kwargs["bits"] = self.bits
         return name, path, args, kwargs
 
     def db_type(self, connection):
-        return "minhash" if self.num_perm is None else "minhash(%d)" % self.num_perm
+        return self._type
 
     def from_db_value(self, value, expression, connection):
         return _to_signature(value)
@@ -125,11 +131,13 @@ class Minhash(Func):
     function = "minhash"
 
     def __init__(self, expression, *, unit=None, k=None, num_perm=None, seed=None, family=None,
-                 **extra):
+                 bits=None, ignore=None, **extra):
         self.named = {name: value for name, value in (
-            ("family", family), ("unit", unit), ("k", k), ("num_perm", num_perm),
-            ("seed", seed)) if value is not None}
-        extra.setdefault("output_field", MinhashField(num_perm=num_perm))
+            ("ignore", ignore), ("bits", bits), ("family", family), ("unit", unit), ("k", k),
+            ("num_perm", num_perm), ("seed", seed)) if value is not None}
+        # the typmod when num_perm is known (bits alone names no type)
+        extra.setdefault("output_field", MinhashField(
+            num_perm=num_perm, bits=bits if num_perm is not None else None))
         super().__init__(expression, **extra)
 
     def as_sql(self, compiler, connection, **extra_context):

@@ -18,6 +18,7 @@ from sqlalchemy.sql.expression import ClauseElement
 from sqlalchemy.dialects.postgresql.base import ischema_names
 from sqlalchemy.types import Boolean, Float, UserDefinedType
 
+from ._options import type_name
 from .signature import Signature
 
 __all__ = ["Minhash", "LshIndex"]
@@ -40,16 +41,19 @@ def _from_db(value):
 
 
 class Minhash(UserDefinedType):
-    """The minhash type; Minhash(k) is minhash(k), signatures of num_perm k."""
+    """The minhash type; Minhash(k) is minhash(k), signatures of num_perm k,
+    and Minhash(k, bits=16) minhash(k, 16), compact signatures."""
 
     cache_ok = True
 
-    def __init__(self, num_perm=None):
+    def __init__(self, num_perm=None, bits=None):
         super().__init__()
         self.num_perm = num_perm
+        self.bits = bits
+        self._spec = type_name(num_perm, bits).upper()
 
     def get_col_spec(self, **kw):
-        return "MINHASH" if self.num_perm is None else "MINHASH(%d)" % self.num_perm
+        return self._spec
 
     def bind_processor(self, dialect):
         return _to_db

@@ -4,10 +4,10 @@
  * The coordinator's lsh index is an empty shell and the shards' indexes each
  * see a part of the rows, so the pairs of the table come out of Citus's own
  * distributed execution instead of an index walk, with the same definition
- * as the walk's (pairs.h): two rows are a pair when their signatures agree
- * on the first `depth` values of some band (depth: the index's rows, or the
- * probe depth of a threshold below its design threshold, lsh_probe_depth)
- * and the estimate reaches the threshold; each pair once.
+ * as the walk's and a % probe's (the probe rule, lsh_probe.cpp): two rows are
+ * a pair when the index's keys of some band agree on the bits a probe at the
+ * threshold's depth compares (minhash_bands(sig, bands, rows, depth); depth:
+ * lsh_probe_depth) and the estimate reaches the threshold; each pair once.
  *
  *  A  every row's band keys, minhash_bands(sig, bands, rows, depth), go into a
  *     scratch table distributed by key (INSERT .. SELECT, which Citus
@@ -18,9 +18,9 @@
  *     on its own shards), repartitioned by key again: a signature travels
  *     once per band it shares with another row;
  *  D  on each shard of that table, the pairs of each key's rows are verified:
- *     the same band (keys are seeded by band number), the key's band the
- *     first in which the signatures agree (minhash_first_band: each pair is
- *     reported from one band only, as the walk does), the estimate at the
+ *     the same band (keys carry their band number), the key's band the first
+ *     whose keys agree (minhash_first_band: each pair is reported from one
+ *     band only, as the walk does), the estimate at the
  *     threshold (minhash_similar, the % operator's); only pairs travel to the
  *     coordinator.
  *
@@ -39,7 +39,8 @@
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
  * Supported: hash-distributed tables whose lsh index is on a plain column,
- * estimates (not exact => true). The rest is refused with a hint.
+ * estimates (not exact => true), clusters named by their smallest key (not
+ * keep). The rest is refused with a hint.
  */
 #include "pg/pg_prelude.h"
 
@@ -204,6 +205,9 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	if (args->exact)
 		unsupported(plan, "exact => true",
 					"Find the pairs on the estimate, then compute the exact similarity of those pairs with jaccard(minhash_shingles(a.body), minhash_shingles(b.body)).");
+	if (args->keep_column != NULL)
+		unsupported(plan, "keep",
+					"On a Citus table each cluster is named by its smallest key; to keep by another column, cluster the rows in a plain table on one node.");
 	if (index->rd_index->indnatts != 1 || index->rd_index->indkey.values[0] == 0 ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		unsupported(plan, "expression or partial indexes",

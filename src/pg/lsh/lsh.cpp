@@ -36,7 +36,8 @@ int			lsh_min_candidates = 0;
 
 /*
  * minhash.lsh_recall: the probability with which a % scan at threshold t
- * finds a pair of similarity t + 0.1 (it chooses the probe depth from it), and
+ * finds a pair of similarity t + 0.1, or (1 + t) / 2 when nearer (it chooses
+ * the probe depth from it: lsh_probe.cpp, the rule of every reader), and
  * with which an ORDER BY scan has found the rows it returns before widening.
  * Lower is faster, higher finds more (the style of hnsw.ef_search).
  */
@@ -113,7 +114,7 @@ lsh_init(void)
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomRealVariable("minhash.lsh_recall",
-							 "Probability with which an lsh scan finds a row 0.1 above the similarity threshold.",
+							 "Probability with which an lsh scan finds a row 0.1 above the similarity threshold (or halfway to 1).",
 							 "Chooses how deep a % scan probes the bands, and how far ORDER BY <%> widens before returning rows. Lower is faster.",
 							 &lsh_recall,
 							 0.98, 0.5, 0.9999,

@@ -164,8 +164,6 @@ Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
 							 double *threshold);
-int			lsh_probe_depth(const LshIndexParams *params, double threshold);
-double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int width);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
@@ -180,6 +178,16 @@ void		lsh_slot_values32(const LshIndexParams *params, const LshSlotHeader *slot,
 /* positions where two arrays of values packed at the slot width agree */
 int			lsh_matching(const LshIndexParams *params, const void *a, const void *b);
 void		lsh_notice_format1(Relation index);
+
+/* lsh_probe.cpp: the probe rule shared by scans, all pairs, minhash_match and Citus */
+int			lsh_probe_depth(const LshIndexParams *params, double threshold);
+int			lsh_prefix_depth(const LshIndexParams *params, double threshold);
+double		lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold);
+double		lsh_candidate_probability(const LshIndexParams *params, int depth, double s);
+uint32		lsh_probe_mask(const LshIndexParams *params, int depth);
+void		lsh_probe_range(const LshIndexParams *params, uint32 key, int depth, uint32 *lo, uint32 *hi);
+bool		lsh_probe_first_key(const LshIndexParams *params, int depth, const uint32 *a,
+								const uint32 *b, uint32 key);
 
 /* lsh_slots.cpp: the signature store */
 uint32		lsh_rowid(const LshIndexParams *params, BlockNumber blkno, int slot);
@@ -280,6 +288,7 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 								 bool *has_low, uint32 *low, int *hint);
 LshBufferHint *lsh_leaf_hint(Relation index, int hint);
+LshBufferHint *lsh_leaf_hint_for(Relation index, int hint, BlockNumber blkno);
 void		lsh_leaf_hint_prefetch(Relation index, int hint);
 void		lsh_sort_entries(LshEntry *e, Size n);
 bool		lsh_leaf_write(Page page, const LshEntry *entries, int n);
@@ -393,8 +402,10 @@ bool		lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_ti
 					  struct IndexInfo *indexInfo);
 void		lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid);
 
-/* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold */
+/* lsh_selfuncs.cpp: selectivity of "a % b" (args a, b) at a threshold; the build's statistics */
+namespace minhash { struct BandMoments; }
 double		lsh_similar_restriction_sel(struct PlannerInfo *root, List *args, int varRelid, double threshold);
+bool		lsh_meta_moments(const LshMetaPageData *meta, minhash::BandMoments *moments);
 
 /* lsh_scan.cpp */
 IndexScanDesc lshbeginscan(Relation index, int nkeys, int norderbys);

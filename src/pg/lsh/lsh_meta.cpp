@@ -150,28 +150,6 @@ lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *row
 }
 
 /*
- * The probe depth of a % scan at this threshold: the deepest m whose S-curve
- * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = threshold + 0.1 (so that
- * pairs 0.1 above the threshold are found with at least that probability).
- * r for a version-1 index, whose keys match whole bands only. Exposed for
- * callers that probe at a threshold of their own (support functions, pairs).
- */
-int
-lsh_probe_depth(const LshIndexParams *params, double threshold)
-{
-	if (params->version == LSH_VERSION_EXACT || params->bands < 1 || params->rows < 1)
-		return params->rows;
-	return minhash::probe_depth(threshold, 0.1, lsh_recall, params->bands, params->rows);
-}
-
-/* Probability that a probe at this depth finds a pair at threshold + 0.1. */
-double
-lsh_probe_depth_recall(const LshIndexParams *params, int depth, double threshold)
-{
-	return minhash::prefix_hit_probability(Min(1.0, threshold + 0.1), depth, params->bands);
-}
-
-/*
  * The width code of the values the slots keep for signatures of this width:
  * the option verify_bits, or by default 8 bits for compact signatures (the
  * executor rechecks 16-bit ones against the table: a slot a quarter the

@@ -13,10 +13,12 @@
  * Probe depth (version-2 indexes, LSH Forest). Band keys preserve prefixes
  * (core/lsh_prefix.h), so the rows agreeing with the query on the first m
  * values of a band are one key range. A % scan at threshold t probes every
- * band at depth lsh_probe_depth(t): the deepest m whose S-curve
- * 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = t + 0.1. At the index's
- * design threshold that is r (the whole band) for indexes built with the
- * default weights; lower thresholds probe shorter prefixes.
+ * band at depth lsh_probe_depth(t) (lsh_probe.cpp: the one probe rule,
+ * which the all-pairs walk and minhash_match follow too): the deepest m
+ * whose S-curve 1 - (1 - s^m)^b reaches minhash.lsh_recall at s = t + 0.1
+ * (or halfway to 1). At the index's design threshold that is r (the whole
+ * band) for indexes built with the default weights; lower thresholds probe
+ * shorter prefixes.
  *
  * ORDER BY <%> without a % condition widens iteratively: all bands at depth
  * r, then r - 1, ..., 1, then every signature not yet verified. After a stage
@@ -542,9 +544,7 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	hi = (uint32 *) palloc(sizeof(uint32) * params->bands);
 	for (int b = 0; b < params->bands; b++)
 	{
-		lo[b] = hi[b] = so->keys[b];
-		if (params->version != LSH_VERSION_EXACT && m < params->rows)
-			minhash::prefix_range(params->layout, so->keys[b], m, &lo[b], &hi[b]);
+		lsh_probe_range(params, so->keys[b], m, &lo[b], &hi[b]);
 	}
 	leaves = (LshBandLeaf *) palloc(sizeof(LshBandLeaf) * params->bands);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
@@ -779,7 +779,7 @@ lsh_first_stage(IndexScanDesc scan, LshScanOpaque so, const MinHashSig *probe)
 
 	if (params->version == LSH_VERSION_EXACT &&
 		(so->nquals == 0 ||
-		 minhash::probe_depth(so->threshold, 0.1, lsh_recall, params->bands, params->rows) < params->rows))
+		 lsh_prefix_depth(params, so->threshold) < params->rows))
 		lsh_notice_format1(index);
 	/*
 	 * ORDER BY alone on a version-2 index through amgettuple: widen stage by

@@ -3,18 +3,17 @@
  *
  * A build records, per key-prefix depth m, the sum over distinct prefixes of
  * (entries with that prefix)^2 (build_prefix_sumsq; build_sumsq for whole
- * keys). Divided by the entries, minus one, it is the mean number of other
- * rows whose band agrees with a random row's band on the first m values:
- * mu_m = sum over the other rows of J^m, plus the prefixes that collide by
- * chance (entries per band / 2^bits, subtracted). The N rows at similarity
- * >= t contribute N * E[J^m | J >= t] to mu_m, and the rows below t only add
- * to it, so N <= mu_m / E[J^m | J >= t] for every m. Markov's inequality
- * takes E[J^m | J >= t] >= t^m, as if every match sat exactly at t: an upper
- * bound 3 to 12 times the truth on data whose matches spread up to 1. The
- * estimate takes the matches as spread evenly over [t, 1] instead,
- * E[J^m | J >= t] = (1 - t^(m+1)) / ((m + 1)(1 - t)), the smallest over m
- * (an upper bound when the matches are at least that similar). Plus the
- * query's own row, which a typical query
+ * keys). From them, the moments mu_m = sum over the other rows of J^m of a
+ * stored row's similarity to the others (core/lsh_estimate.h, which also
+ * gives the candidates of a probe to the cost estimate, lsh_cost.cpp). The
+ * N rows at similarity >= t contribute N * E[J^m | J >= t] to mu_m, and the
+ * rows below t only add to it, so N <= mu_m / E[J^m | J >= t] for every m.
+ * Markov's inequality takes E[J^m | J >= t] >= t^m, as if every match sat
+ * exactly at t: an upper bound 3 to 12 times the truth on data whose matches
+ * spread up to 1. The estimate takes the matches as spread evenly over
+ * [t, 1] instead, E[J^m | J >= t] = (1 - t^(m+1)) / ((m + 1)(1 - t)), the
+ * smallest over m (an upper bound when the matches are at least that
+ * similar). Plus the query's own row, which a typical query
  * (WHERE sig % (SELECT sig FROM t WHERE id = ...)) finds.
  *
  * The planner's statistics have nothing for signatures (no histogram means
@@ -27,6 +26,8 @@
 #include "pg/lsh/lsh.h"
 
 #include <cmath>
+
+#include "core/lsh_estimate.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -41,20 +42,33 @@ PG_FUNCTION_INFO_V1(minhash_similar_joinsel);
 #define LSH_DEFAULT_SIM_SEL 0.001
 
 /*
- * Rows at similarity >= t implied by mu (the sum of J^m over the other rows,
- * see above), if those rows are spread evenly over [t, 1]: mu / E[J^m].
+ * The similarity moments of the rows at the index's last build (see above),
+ * false if it recorded none (built empty, or without a signature). Whole keys
+ * (build_sumsq) are the deepest prefix encoded, or r values of a version-1
+ * index's 32-bit band hash; version 2 on also records each prefix depth.
  */
-static double
-lsh_matches_from_moment(double mu, int m, double t)
+bool
+lsh_meta_moments(const LshMetaPageData *m, minhash::BandMoments *bm)
 {
-	double		mean_jm;
+	minhash::PrefixLayout l;
 
-	if (mu <= 0.0)
-		return 0.0;
-	if (t >= 1.0)
-		return mu;
-	mean_jm = (1.0 - pow(t, m + 1)) / ((m + 1) * (1.0 - t));
-	return mu / Max(mean_jm, pow(t, m));
+	if (m->num_perm == 0 || m->build_entries == 0 || m->bands < 1 || m->rows < 1)
+		return false;
+	bm->bands = m->bands;
+	bm->rows_at_build = (double) m->build_entries / m->bands;
+	if (m->version == LSH_VERSION_EXACT)
+	{
+		minhash::set_band_moment(bm, Min((int) m->rows, minhash::kMaxMomentDepth),
+								 (double) m->build_sumsq, (double) m->build_entries, 32);
+		return bm->moment[Min((int) m->rows, minhash::kMaxMomentDepth)] >= 0;
+	}
+	l = minhash::prefix_layout(m->bands, m->rows);
+	minhash::set_band_moment(bm, Min(l.encoded, minhash::kMaxMomentDepth), (double) m->build_sumsq,
+							 (double) m->build_entries, l.prefix_bits[l.encoded] - l.band_bits);
+	for (int d = 1; d <= Min(l.encoded, LSH_PREFIX_STATS); d++)
+		minhash::set_band_moment(bm, d, (double) m->build_prefix_sumsq[d - 1], (double) m->build_entries,
+								 l.prefix_bits[d] - l.band_bits);
+	return true;
 }
 
 /*
@@ -69,41 +83,18 @@ lsh_expected_matches(Oid indexoid, double threshold, double *matches, double *nr
 	LshMetaPage meta;
 	Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 	LshMetaPageData m = *meta;
-	double		best;
-	double		per_band;
+	minhash::BandMoments bm;
+	double		n;
 
 	UnlockReleaseBuffer(metabuf);
 	index_close(index, NoLock);
-	if (m.num_perm == 0 || m.build_entries == 0 || m.bands < 1)
+	if (!lsh_meta_moments(&m, &bm))
 		return false;
-
-	per_band = (double) m.build_entries / m.bands;
-	*nrows = per_band;
-	threshold = Max(threshold, 0.01);
-	/* whole bands: r values, keys of 32 bits (version 1) or the layout's */
-	{
-		minhash::PrefixLayout l = minhash::prefix_layout(m.bands, m.rows);
-		int			bits = m.version == LSH_VERSION_EXACT ? 32 :
-			l.prefix_bits[l.encoded] - l.band_bits;
-		double		s = (double) m.build_sumsq / m.build_entries - 1.0 - per_band * ldexp(1.0, -bits);
-
-		best = lsh_matches_from_moment(s, m.rows, threshold);
-		if (m.version != LSH_VERSION_EXACT)
-		{
-			for (int d = 1; d <= Min(l.encoded, LSH_PREFIX_STATS); d++)
-			{
-				double		sd;
-
-				if (m.build_prefix_sumsq[d - 1] == 0)
-					continue;
-				sd = (double) m.build_prefix_sumsq[d - 1] / m.build_entries - 1.0 -
-					per_band * ldexp(1.0, -(l.prefix_bits[d] - l.band_bits));
-				/* positions without bits: a prefix of d values stands for more */
-				best = Min(best, lsh_matches_from_moment(sd, d, threshold));
-			}
-		}
-	}
-	*matches = 1.0 + Min(best, per_band);
+	n = minhash::expected_matches(bm, threshold);
+	if (n < 0)
+		return false;
+	*nrows = bm.rows_at_build;
+	*matches = 1.0 + n;
 	return true;
 }
 

@@ -297,6 +297,24 @@ lsh_leaf_hint(Relation index, int hint)
 	return &cache->leafhint[hint];
 }
 
+/*
+ * The buffer hint of the leaf at position hint of the cached levels if that
+ * position names block blkno in the current copy, else NULL. The cached
+ * leaf-parent level holds every leaf in key order, so position hint + 1 is
+ * the right sibling of the leaf at hint while the tree has not split: a
+ * reader going right along the leaves (minhash_match) pins each through its
+ * hint instead of looking it up in the shared buffer table.
+ */
+LshBufferHint *
+lsh_leaf_hint_for(Relation index, int hint, BlockNumber blkno)
+{
+	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
+
+	if (cache == NULL || hint < 0 || hint >= cache->nentries || cache->entries[hint].value != blkno)
+		return NULL;
+	return &cache->leafhint[hint];
+}
+
 /* Ask for the line of that hint ahead of reading it (a miss at 10M rows). */
 void
 lsh_leaf_hint_prefetch(Relation index, int hint)

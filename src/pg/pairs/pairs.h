@@ -13,6 +13,8 @@
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
+ *  pairs_match.cpp    minhash_match: a batch of rows against the index, one merge
+ *  pairs_pages.h      data pages by row id (hints, checks), for the walk and match
  *
  * Partitioned indexes: the walk merges the sorted leaf levels of every
  * partition's index (a k-way merge of leaf cursors), so a band group holds
@@ -22,8 +24,9 @@
  *
  * Dedup without memory: two rows that share several bands meet in several
  * band groups. A candidate pair met in the group of key K is verified only
- * if K is the key of the first band in which the two stored signatures are
- * fully equal; that group is met exactly once in the walk (row ids are
+ * if K is the first key the two stored signatures share at the probe depth
+ * (lsh_probe_first_key: the first band whose keys match, as a % probe
+ * matches them); that group is met exactly once in the walk (row ids are
  * deduplicated within a group), so every pair comes out once with no set of
  * pairs seen.
  */
@@ -62,7 +65,9 @@ typedef struct PairsRow
 	bool		text_isnull;	/* exact mode: the text is NULL (never similar) */
 	ItemPointerData tid;		/* the heap TID the slot named when fetched */
 	Datum		key;			/* in the cache's arena when by reference */
-	PairsShingles *shingles;	/* exact mode */
+	Datum		keep;			/* minhash_clusters' keep column, likewise (run->keep_type) */
+	bool		keep_isnull;
+	PairsShingles *shingles;	/* exact mode; NULL with a text: too large, use the estimate */
 	void	   *sig;			/* heap_verify: the row's signature values (NULL: none) */
 } PairsRow;
 
@@ -76,8 +81,10 @@ typedef struct PairsArgs
 	const char *text_column;	/* NULL: from the index expression */
 	text	   *unit;			/* NULL: from the index expression, else 'word' */
 	int32		k;				/* -1: from the index expression, else 0 (the default) */
+	const char *keep_column;	/* minhash_clusters: the column choosing the row kept, or NULL */
 	const char *funcname;		/* for messages */
 	Oid			ext_namespace;	/* schema of the extension's functions */
+	Size		cache_bytes;	/* the row cache's table; 0: half of work_mem */
 } PairsArgs;
 
 struct PairsRun;
@@ -100,6 +107,8 @@ typedef struct PairsPart
 	ExprState  *key_expr;		/* the key column, coerced to key_type */
 	Node	   *key_node;		/* key_expr before it was prepared */
 	bool		key_as_owner;	/* key_expr calls user code: run it as the table owner */
+	ExprState  *keep_expr;		/* the keep column, as it is (a Var: no code runs) */
+	Node	   *keep_node;
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
 	ExprState  *sig_expr;		/* heap_verify: the indexed signature (column or expression) */
@@ -116,13 +125,14 @@ typedef struct PairsRun
 	PairsPart  *parts;			/* in ascending base order */
 	LshIndexParams params;		/* shared by all parts; num_perm = 0: nothing inserted */
 	/*
-	 * Probe depth at the threshold (lsh_probe_depth): a band group is a run of
-	 * keys equal under key_mask (the prefix of that depth; all bits for whole
-	 * bands), and a pair is a candidate when its signatures agree on the first
-	 * probe_len values of some band.
+	 * The probe rule at the threshold (lsh_probe.cpp), the % operator's: a
+	 * band group is a run of keys equal under key_mask (lsh_probe_mask: the
+	 * prefix of the probe depth; all bits for whole bands), and a pair is
+	 * verified in the group of the first key its rows share
+	 * (lsh_probe_first_key).
 	 */
 	uint32		key_mask;
-	int			probe_len;
+	int			depth;
 	/*
 	 * The index keeps fewer bits of each value than its signatures have
 	 * (compact slots): the walk only rules pairs out, and the rows'
@@ -146,12 +156,20 @@ typedef struct PairsRun
 	FmgrInfo	key_cmp;		/* btree comparison of key_type, if key_has_cmp */
 	bool		key_has_cmp;
 	Oid			key_collation;
+	/* the keep column (args.keep_column), read with the key; InvalidOid: none */
+	Oid			keep_type;
+	Oid			keep_collation;
+	int16		keep_typlen;
+	bool		keep_typbyval;
 
 	/*
 	 * minhash_clusters without exact: large band groups are reduced to their
 	 * classes of identical signatures (pairs_walk.cpp, collapse_group).
 	 */
 	bool		collapse;
+
+	/* exact mode: row ids of texts too large for their shingles (pairs_rows.cpp), or NULL */
+	struct HTAB *too_large;
 
 	/* pairs kept for resolution in table order, or NULL (pairs_table_order.cpp) */
 	struct PairsDeferred *deferred;
@@ -189,6 +207,8 @@ void		pairs_begin(PairsRun *run, const PairsArgs *args);
 void		pairs_end(PairsRun *run);
 void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *funcname,
 							 bool polymorphic, int threshold_arg, int exact_arg);
+double		pairs_threshold_arg(FunctionCallInfo fcinfo, int argno);
+const char *pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required);
 int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
 
 /* the part a global row id belongs to */
@@ -245,11 +265,11 @@ pairs_class_edge_similarity(double sim)
 }
 
 /*
- * A walk over compact slots (run->heap_verify) only rules pairs in: it sends
- * them, marked by a similarity of 2 or more, with the band of the group it
- * met them in; pairs_emit_verified decides on the rows' signatures, and
- * emits a pair in the group of its first band agreeing on the probed prefix
- * only (the slots' narrower values may agree on an earlier band).
+ * A walk over compact slots (run->heap_verify) only rules pairs out: it sends
+ * the others, marked by a similarity of 2 or more, with the band of the group
+ * it met them in; pairs_emit_verified decides on the rows' signatures, and
+ * emits a pair in the group of the first key the two share only
+ * (lsh_probe_first_key, which needs the signatures' values).
  */
 static inline double
 pairs_in_band(int band)
@@ -267,6 +287,20 @@ static inline int
 pairs_in_band_band(double sim)
 {
 	return (int) (sim - 2.0);
+}
+
+/*
+ * A key of that band for lsh_probe_first_key: compact signatures are in
+ * format 5 indexes only, whose keys carry their band in the top bits, and
+ * the rule reads nothing else of the key.
+ */
+static inline uint32
+pairs_in_band_key(const LshIndexParams *params, int band)
+{
+	int			bb = params->layout.band_bits;
+
+	Assert(params->version != LSH_VERSION_EXACT);
+	return bb == 0 ? 0 : (uint32) band << (32 - bb);
 }
 
 /* A pair that passed verification in the walk, before its rows are resolved. */
@@ -301,8 +335,10 @@ bool		pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg);
 void		pairs_cache_init(PairsRun *run);
 void		pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb,
 						  ItemPointer tidb, PairsRow **a, PairsRow **b);
+PairsRow   *pairs_resolve_one(PairsRun *run, uint64 id, ItemPointer tid);
 
 bool		pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key);
+bool		pairs_fetch_keep(PairsRun *run, int part, Datum *keep);
 void		pairs_prepare_key(PairsRun *run, PairsPart *part);
 void		pairs_fetch_key_done(PairsRun *run);
 
@@ -314,6 +350,7 @@ void		pairs_table_order_add(PairsRun *run, uint64 ida, ItemPointer tida, uint64 
 void		pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg);
 
 /* pairs_exact.cpp */
+size_t		pairs_shingle_limit(void);
 PairsShingles *pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config);
 double		pairs_exact_jaccard(const PairsShingles *a, const PairsShingles *b);
 

@@ -1,14 +1,21 @@
 /*
  * minhash_clusters(index, key_column[, key_type], threshold, mode, exact,
- * text_column, unit, k): groups of similar rows as (key, cluster_id), where
- * cluster_id is the smallest key of the cluster, so
+ * text_column, unit, k, keep, keep_desc): groups of similar rows as
+ * (key, cluster_id), where cluster_id is the key of the cluster's first row,
+ * so
  *     DELETE FROM t WHERE id IN (SELECT key FROM minhash_clusters(...) WHERE key <> cluster_id)
  * keeps one row per cluster. Rows without a similar partner are not listed.
  *
+ * The order of rows: by the keep column when there is one (ascending, or
+ * descending with keep_desc; NULLs last either way: a row with a value is
+ * preferred to one without), then by key, then by row id (a non-unique key).
+ * Without keep the first row is the smallest key.
+ *
  * mode 'connected': connected components of the similar-pairs graph
- * (union-find over row ids). Similarity is not transitive: a chain
- * a ~ b ~ c puts a and c together however different they are.
- * mode 'representative': the smallest key not yet taken becomes a
+ * (union-find over row ids), named after their first row. Similarity is not
+ * transitive: a chain a ~ b ~ c puts a and c together however different
+ * they are.
+ * mode 'representative': rows in order, the first not yet taken becomes a
  * representative and takes every similar row not yet taken; every member is
  * then similar to its cluster's representative (the row that is kept).
  *
@@ -65,21 +72,32 @@ typedef struct ClassRoot
 
 #define NO_ROW	PG_UINT32_MAX
 
+/* a row as the sorts below see it */
+typedef struct ClusterRow
+{
+	Datum		key;
+	uint32		rowid;
+	Datum		keep;			/* the keep column, when there is one */
+	bool		keep_isnull;
+} ClusterRow;
+
 typedef struct ClusterState
 {
 	ClusterMode mode;
 	Tuplestorestate *out;		/* the result: (key, cluster_id) */
 	TupleDesc	outdesc;
 	Oid			key_lt;			/* the key type's < */
+	bool		has_keep;		/* the order starts with the keep column */
+	Oid			keep_op;		/* its type's < (ascending) or > (keep_desc) */
 
 	/* connected: union-find over row ids, and the rows seen with their keys */
 	uint32	   *parent;
 	uint8	   *seen;
-	Tuplestorestate *members;	/* (rowid, key) of each row in a pair, once */
+	Tuplestorestate *members;	/* (rowid, key[, keep]) of each row in a pair, once */
 	TupleDesc	memberdesc;
 
 	/* representative: both directions of every pair, sorted by the first row */
-	Tuplesortstate *edges;		/* (key_x, rowid_x, key_y, rowid_y) */
+	Tuplesortstate *edges;		/* (key_x, rowid_x, key_y, rowid_y[, keep_x]) */
 	TupleDesc	edgedesc;
 	TupleTableSlot *edgeslot;
 
@@ -92,13 +110,57 @@ typedef struct ClusterState
 	Size		class_edges_cap;
 	HTAB	   *class_root;		/* connected: first row -> a visible row of the class */
 	uint8	   *in_class;		/* representative: rows already in class_members */
-	Tuplesortstate *class_members;	/* representative: (class, key, rowid), visible rows */
+	Tuplesortstate *class_members;	/* representative: (class, key, rowid[, keep]), visible rows */
 	TupleDesc	class_desc;
 	TupleTableSlot *class_slot;
 } ClusterState;
 
 #define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
 #define BIT_SET(bits, i)	((bits)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
+
+static ClusterRow
+cluster_row(const PairsRow *r)
+{
+	ClusterRow	c = {r->key, (uint32) r->rowid, r->keep, r->keep_isnull};
+
+	return c;
+}
+
+/*
+ * Appends to a sort's keys the order of rows: [keep,] key, row id (the
+ * columns where a tuple holds them; keepcol unused without keep). NULL keep
+ * values sort last whichever way the column is ordered.
+ */
+static int
+add_row_order(const PairsRun *run, const ClusterState *st, int n, AttrNumber keepcol,
+			  AttrNumber keycol, AttrNumber rowidcol, AttrNumber *cols, Oid *ops, Oid *colls,
+			  bool *nullsfirst)
+{
+	if (st->has_keep)
+	{
+		cols[n] = keepcol;
+		ops[n] = st->keep_op;
+		colls[n] = run->keep_collation;
+		nullsfirst[n++] = false;
+	}
+	cols[n] = keycol;
+	ops[n] = st->key_lt;
+	colls[n] = run->key_collation;
+	nullsfirst[n++] = false;
+	cols[n] = rowidcol;
+	ops[n] = Int8LessOperator;
+	colls[n] = InvalidOid;
+	nullsfirst[n++] = false;
+	return n;
+}
+
+/* a tuple descriptor's column for the keep column */
+static void
+init_keep_entry(const PairsRun *run, TupleDesc desc, AttrNumber col, const char *name)
+{
+	TupleDescInitEntry(desc, col, name, run->keep_type, -1, 0);
+	TupleDescInitEntryCollation(desc, col, run->keep_collation);
+}
 
 /* root of x, halving the path on the way */
 static uint32
@@ -127,19 +189,21 @@ uf_union(uint32 *parent, uint32 x, uint32 y)
 static void
 remember_member(ClusterState *st, const PairsRow *r)
 {
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum		values[3];
+	bool		nulls[3] = {false, false, r->keep_isnull};
 
 	if (BIT_TEST(st->seen, r->rowid))
 		return;
 	BIT_SET(st->seen, r->rowid);
 	values[0] = Int64GetDatum(r->rowid);
 	values[1] = r->key;
+	values[2] = r->keep;
 	tuplestore_putvalues(st->members, st->memberdesc, values, nulls);
 }
 
+/* representative: x's pair with y, to be met when x's turn comes */
 static void
-put_edge(ClusterState *st, const PairsRow *x, const PairsRow *y)
+put_edge(ClusterState *st, const ClusterRow *x, const ClusterRow *y)
 {
 	TupleTableSlot *slot = st->edgeslot;
 
@@ -149,21 +213,11 @@ put_edge(ClusterState *st, const PairsRow *x, const PairsRow *y)
 	slot->tts_values[2] = y->key;
 	slot->tts_values[3] = Int64GetDatum(y->rowid);
 	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(st->edges, slot);
-}
-
-static void
-put_edge_rows(ClusterState *st, Datum keyx, uint32 x, Datum keyy, uint32 y)
-{
-	TupleTableSlot *slot = st->edgeslot;
-
-	ExecClearTuple(slot);
-	slot->tts_values[0] = keyx;
-	slot->tts_values[1] = Int64GetDatum(x);
-	slot->tts_values[2] = keyy;
-	slot->tts_values[3] = Int64GetDatum(y);
-	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
+	if (st->has_keep)
+	{
+		slot->tts_values[4] = x->keep;
+		slot->tts_isnull[4] = x->keep_isnull;
+	}
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(st->edges, slot);
 }
@@ -182,6 +236,11 @@ add_class_member(ClusterState *st, uint32 cls, const PairsRow *r)
 	slot->tts_values[1] = r->key;
 	slot->tts_values[2] = Int64GetDatum(r->rowid);
 	memset(slot->tts_isnull, 0, sizeof(bool) * 3);
+	if (st->has_keep)
+	{
+		slot->tts_values[3] = r->keep;
+		slot->tts_isnull[3] = r->keep_isnull;
+	}
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(st->class_members, slot);
 }
@@ -283,8 +342,11 @@ collect_pair(PairsRun *run, void *arg, const PairsRow *a, const PairsRow *b, dou
 	}
 	else
 	{
-		put_edge(st, a, b);
-		put_edge(st, b, a);
+		ClusterRow	x = cluster_row(a);
+		ClusterRow	y = cluster_row(b);
+
+		put_edge(st, &x, &y);
+		put_edge(st, &y, &x);
 	}
 }
 
@@ -327,18 +389,20 @@ join_class_edges(ClusterState *st)
 }
 
 /*
- * Components: sort (root, key, rowid); the first key of each root is its
- * cluster id. A component of one row (a row of a class edge that did not
- * hold) is no cluster: a row is listed once its component has a second.
+ * Components: sort (root, [keep,] key, rowid); the key of each root's first
+ * row is its cluster id. A component of one row (a row of a class edge that
+ * did not hold) is no cluster: a row is listed once its component has a
+ * second.
  */
 static void
 finish_connected(PairsRun *run, ClusterState *st)
 {
-	TupleDesc	desc = CreateTemplateTupleDesc(3);
-	AttrNumber	cols[3] = {1, 2, 3};
-	Oid			ops[3] = {Int8LessOperator, st->key_lt, Int8LessOperator};
-	Oid			colls[3] = {InvalidOid, run->key_collation, InvalidOid};
-	bool		nullsfirst[3] = {false, false, false};
+	TupleDesc	desc = CreateTemplateTupleDesc(st->has_keep ? 4 : 3);
+	AttrNumber	cols[4] = {1};
+	Oid			ops[4] = {Int8LessOperator};
+	Oid			colls[4] = {InvalidOid};
+	bool		nullsfirst[4] = {false};
+	int			nkeys = add_row_order(run, st, 1, 4, 2, 3, cols, ops, colls, nullsfirst);
 	Tuplesortstate *sort;
 	TupleTableSlot *in;
 	TupleTableSlot *slot;
@@ -354,7 +418,9 @@ finish_connected(PairsRun *run, ClusterState *st)
 	TupleDescInitEntry(desc, 2, "key", run->args.key_type, -1, 0);
 	TupleDescInitEntryCollation(desc, 2, run->key_collation);
 	TupleDescInitEntry(desc, 3, "rowid", INT8OID, -1, 0);
-	sort = tuplesort_begin_heap(desc, 3, cols, ops, colls, nullsfirst, work_mem, NULL,
+	if (st->has_keep)
+		init_keep_entry(run, desc, 4, "keep");
+	sort = tuplesort_begin_heap(desc, nkeys, cols, ops, colls, nullsfirst, work_mem, NULL,
 								TUPLESORT_NONE);
 	in = MakeSingleTupleTableSlot(st->memberdesc, &TTSOpsMinimalTuple);
 	slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
@@ -374,6 +440,11 @@ finish_connected(PairsRun *run, ClusterState *st)
 		slot->tts_values[1] = in->tts_values[1];
 		slot->tts_values[2] = in->tts_values[0];
 		memset(slot->tts_isnull, 0, sizeof(bool) * 3);
+		if (st->has_keep)
+		{
+			slot->tts_values[3] = in->tts_values[2];
+			slot->tts_isnull[3] = in->tts_isnull[2];
+		}
 		ExecStoreVirtualTuple(slot);
 		tuplesort_puttupleslot(sort, slot);
 	}
@@ -388,7 +459,7 @@ finish_connected(PairsRun *run, ClusterState *st)
 		r = DatumGetInt64(sorted->tts_values[0]);
 		if (!have_root || r != root)
 		{
-			/* first (smallest) key of the component; copied, the slot is reused */
+			/* the key of the component's first row; copied, the slot is reused */
 			if (have_root && !run->key_typbyval)
 				pfree(DatumGetPointer(cluster_id));
 			have_root = true;
@@ -411,12 +482,11 @@ finish_connected(PairsRun *run, ClusterState *st)
 	ExecDropSingleTupleTableSlot(sorted);
 }
 
-/* representative: the first row of a class in key order, its pairs' other end */
+/* representative: the first row of a class in the order of rows, its pairs' other end */
 typedef struct ClassFirst
 {
 	uint32		cls;
-	uint32		rowid;
-	Datum		key;
+	ClusterRow	row;
 } ClassFirst;
 
 static int
@@ -428,13 +498,31 @@ compare_edges_by_target(const void *x, const void *y)
 	return a->b < b->b ? -1 : (a->b > b->b ? 1 : (a->a < b->a ? -1 : (a->a > b->a ? 1 : 0)));
 }
 
+/* a member of a class as its sort holds it: (class, key, rowid[, keep]) */
+static ClusterRow
+class_member_row(const ClusterState *st, TupleTableSlot *m)
+{
+	ClusterRow	r;
+
+	r.key = m->tts_values[1];
+	r.rowid = (uint32) DatumGetInt64(m->tts_values[2]);
+	r.keep_isnull = !st->has_keep || m->tts_isnull[3];
+	r.keep = r.keep_isnull ? (Datum) 0 : m->tts_values[3];
+	return r;
+}
+
 /*
  * Representative: the pairs the classes stand for, as edges, with fewer of
  * them than the pairs themselves: each row of class T paired with the first
- * row (in key order) of T and of every class similar to T. The
+ * row of T and of every class similar to T, first in the order in which
+ * finish_representative takes rows (keep column, key, row id). The
  * representatives are the same: every representative is the first row of its
- * class (one before it, free, would have taken it; taken, by a row similar to
- * the whole class), and that row gets every pair it would have had.
+ * class (the class's first row comes before it: free at its turn, that row
+ * would have taken it; taken, then by a row similar to the whole class, which
+ * took the whole class), and that row gets every pair it would have had. Any
+ * other order of the classes' first rows would break this: the argument
+ * needs the first row of a class to come first in the order of the greedy
+ * pass itself.
  */
 static void
 expand_classes(PairsRun *run, ClusterState *st)
@@ -467,8 +555,10 @@ expand_classes(PairsRun *run, ClusterState *st)
 		{
 			ClassFirst *f = (ClassFirst *) hash_search(firsts, &c, HASH_ENTER, NULL);
 
-			f->rowid = (uint32) DatumGetInt64(m->tts_values[2]);
-			f->key = datumCopy(m->tts_values[1], run->key_typbyval, run->key_typlen);
+			f->row = class_member_row(st, m);
+			f->row.key = datumCopy(f->row.key, run->key_typbyval, run->key_typlen);
+			if (!f->row.keep_isnull)
+				f->row.keep = datumCopy(f->row.keep, run->keep_typbyval, run->keep_typlen);
 			have_cls = true;
 			cls = c;
 		}
@@ -493,15 +583,13 @@ expand_classes(PairsRun *run, ClusterState *st)
 	while (tuplesort_gettupleslot(st->class_members, true, false, m, NULL))
 	{
 		uint32		c;
-		uint32		t;
-		Datum		tkey;
+		ClusterRow	t;
 
 		if ((++n & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 		slot_getallattrs(m);
 		c = (uint32) DatumGetInt64(m->tts_values[0]);
-		tkey = m->tts_values[1];
-		t = (uint32) DatumGetInt64(m->tts_values[2]);
+		t = class_member_row(st, m);
 		if (!have_cls || c != cls)
 		{
 			have_cls = true;
@@ -510,17 +598,17 @@ expand_classes(PairsRun *run, ClusterState *st)
 			while (at < nin && in[at].b < c)
 				at++;
 		}
-		if (t != first->rowid)
+		if (t.rowid != first->row.rowid)
 		{
-			put_edge_rows(st, first->key, first->rowid, tkey, t);
-			put_edge_rows(st, tkey, t, first->key, first->rowid);
+			put_edge(st, &first->row, &t);
+			put_edge(st, &t, &first->row);
 		}
 		for (Size j = at; j < nin && in[j].b == c; j++)
 		{
 			const ClassFirst *f = (const ClassFirst *) hash_search(firsts, &in[j].a, HASH_FIND, NULL);
 
-			put_edge_rows(st, f->key, f->rowid, tkey, t);
-			put_edge_rows(st, tkey, t, f->key, f->rowid);
+			put_edge(st, &f->row, &t);
+			put_edge(st, &t, &f->row);
 		}
 	}
 	tuplesort_end(st->class_members);
@@ -530,10 +618,12 @@ expand_classes(PairsRun *run, ClusterState *st)
 }
 
 /*
- * Representatives: rows in key order; a row not yet taken takes every
- * neighbour not yet taken. Its neighbours with smaller keys are all taken by
- * then (had one been free at its own turn, it would have taken this row), so
- * the representative is the smallest key of its cluster.
+ * Representatives: rows in order ([keep,] key, row id); a row not yet taken
+ * takes every neighbour not yet taken. Its neighbours before it are all
+ * taken by then (had one been free at its own turn, it would have taken this
+ * row), so the representative is its cluster's first row: the smallest key,
+ * or the row kept by the keep column. Every member is a neighbour of its
+ * representative: similar to it, at the threshold.
  */
 static void
 finish_representative(PairsRun *run, ClusterState *st)
@@ -617,6 +707,28 @@ parse_mode(FunctionCallInfo fcinfo, int argno)
 	pg_unreachable();
 }
 
+/*
+ * keep and keep_desc, the last two arguments since 1.1 (1.0's signature,
+ * which this library still serves, ends at k).
+ */
+static bool
+parse_keep(FunctionCallInfo fcinfo, int argno, PairsArgs *args)
+{
+	bool		desc;
+
+	if (PG_NARGS() <= argno + 1)
+		return false;
+	if (!PG_ARGISNULL(argno))
+		args->keep_column = pstrdup(NameStr(*PG_GETARG_NAME(argno)));
+	desc = !PG_ARGISNULL(argno + 1) && PG_GETARG_BOOL(argno + 1);
+	if (desc && args->keep_column == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep_desc is used only with keep"),
+				 errhint("Name the column that chooses the row kept: keep => 'column'.")));
+	return desc;
+}
+
 static Datum
 clusters(FunctionCallInfo fcinfo, bool polymorphic)
 {
@@ -627,9 +739,11 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	ClusterState st;
 	TypeCacheEntry *tce;
 	MemoryContext oldcxt;
+	bool		keep_desc;
 
-	/* (index, key_column[, key_type], threshold, mode, exact, text_column, unit, k) */
+	/* (index, key_column[, key_type], threshold, mode, exact, text_column, unit, k, keep, keep_desc) */
 	pairs_parse_args(fcinfo, &args, "minhash_clusters", polymorphic, first, first + 2);
+	keep_desc = parse_keep(fcinfo, first + 6, &args);
 	memset(&st, 0, sizeof(st));
 	st.mode = parse_mode(fcinfo, first + 1);
 	tce = lookup_type_cache(args.key_type, TYPECACHE_LT_OPR);
@@ -638,7 +752,7 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("could not identify an ordering operator for type %s",
 						format_type_be(args.key_type)),
-				 errdetail("A cluster is named by its smallest key.")));
+				 errdetail("Each cluster is named after its first row in key order (after the keep column, if any).")));
 	st.key_lt = tce->lt_opr;
 	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE))
 		return (Datum) 0;		/* a Citus table, by distributed SQL */
@@ -647,6 +761,13 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	st.outdesc = rsinfo->setDesc;
 
 	pairs_begin(&run, &args);
+	st.has_keep = OidIsValid(run.keep_type);
+	if (st.has_keep)
+	{
+		/* pairs_begin checked that it has both */
+		tce = lookup_type_cache(run.keep_type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		st.keep_op = keep_desc ? tce->gt_opr : tce->lt_opr;
+	}
 	/* union-find and the edges name rows by 32-bit row ids: all partitions together */
 	if (run.nrowids > (uint64) PG_UINT32_MAX + 1)
 		ereport(ERROR,
@@ -661,26 +782,40 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 		st.parent = (uint32 *) palloc_extended(sizeof(uint32) * Max(run.nrowids, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < run.nrowids; i++)
 			st.parent[i] = (uint32) i;
-		st.memberdesc = CreateTemplateTupleDesc(2);
+		st.memberdesc = CreateTemplateTupleDesc(st.has_keep ? 3 : 2);
 		TupleDescInitEntry(st.memberdesc, 1, "rowid", INT8OID, -1, 0);
 		TupleDescInitEntry(st.memberdesc, 2, "key", args.key_type, -1, 0);
+		if (st.has_keep)
+			init_keep_entry(&run, st.memberdesc, 3, "keep");
 		st.members = tuplestore_begin_heap(false, false, work_mem);
 	}
 	else
 	{
-		AttrNumber	cols[4] = {1, 2, 3, 4};
-		Oid			ops[4] = {st.key_lt, Int8LessOperator, st.key_lt, Int8LessOperator};
-		Oid			colls[4] = {run.key_collation, InvalidOid, run.key_collation, InvalidOid};
-		bool		nullsfirst[4] = {false, false, false, false};
+		/* by the first row ([keep_x,] key_x, rowid_x), then key_y, rowid_y */
+		AttrNumber	cols[5];
+		Oid			ops[5];
+		Oid			colls[5];
+		bool		nullsfirst[5];
+		int			nkeys = add_row_order(&run, &st, 0, 5, 1, 2, cols, ops, colls, nullsfirst);
 
-		st.edgedesc = CreateTemplateTupleDesc(4);
+		cols[nkeys] = 3;
+		ops[nkeys] = st.key_lt;
+		colls[nkeys] = run.key_collation;
+		nullsfirst[nkeys++] = false;
+		cols[nkeys] = 4;
+		ops[nkeys] = Int8LessOperator;
+		colls[nkeys] = InvalidOid;
+		nullsfirst[nkeys++] = false;
+		st.edgedesc = CreateTemplateTupleDesc(st.has_keep ? 5 : 4);
 		TupleDescInitEntry(st.edgedesc, 1, "key_x", args.key_type, -1, 0);
 		TupleDescInitEntryCollation(st.edgedesc, 1, run.key_collation);
 		TupleDescInitEntry(st.edgedesc, 2, "rowid_x", INT8OID, -1, 0);
 		TupleDescInitEntry(st.edgedesc, 3, "key_y", args.key_type, -1, 0);
 		TupleDescInitEntryCollation(st.edgedesc, 3, run.key_collation);
 		TupleDescInitEntry(st.edgedesc, 4, "rowid_y", INT8OID, -1, 0);
-		st.edges = tuplesort_begin_heap(st.edgedesc, 4, cols, ops, colls, nullsfirst, work_mem,
+		if (st.has_keep)
+			init_keep_entry(&run, st.edgedesc, 5, "keep_x");
+		st.edges = tuplesort_begin_heap(st.edgedesc, nkeys, cols, ops, colls, nullsfirst, work_mem,
 										NULL, TUPLESORT_NONE);
 		st.edgeslot = MakeSingleTupleTableSlot(st.edgedesc, &TTSOpsVirtual);
 	}
@@ -698,18 +833,22 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	}
 	else if (run.collapse)
 	{
-		AttrNumber	cols[3] = {1, 2, 3};
-		Oid			ops[3] = {Int8LessOperator, st.key_lt, Int8LessOperator};
-		Oid			colls[3] = {InvalidOid, run.key_collation, InvalidOid};
-		bool		nullsfirst[3] = {false, false, false};
+		/* by class, then in the order of rows: the first of each class is its first row */
+		AttrNumber	cols[4] = {1};
+		Oid			ops[4] = {Int8LessOperator};
+		Oid			colls[4] = {InvalidOid};
+		bool		nullsfirst[4] = {false};
+		int			nkeys = add_row_order(&run, &st, 1, 4, 2, 3, cols, ops, colls, nullsfirst);
 
 		st.in_class = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		st.class_desc = CreateTemplateTupleDesc(3);
+		st.class_desc = CreateTemplateTupleDesc(st.has_keep ? 4 : 3);
 		TupleDescInitEntry(st.class_desc, 1, "class", INT8OID, -1, 0);
 		TupleDescInitEntry(st.class_desc, 2, "key", args.key_type, -1, 0);
 		TupleDescInitEntryCollation(st.class_desc, 2, run.key_collation);
 		TupleDescInitEntry(st.class_desc, 3, "rowid", INT8OID, -1, 0);
-		st.class_members = tuplesort_begin_heap(st.class_desc, 3, cols, ops, colls, nullsfirst,
+		if (st.has_keep)
+			init_keep_entry(&run, st.class_desc, 4, "keep");
+		st.class_members = tuplesort_begin_heap(st.class_desc, nkeys, cols, ops, colls, nullsfirst,
 												work_mem, NULL, TUPLESORT_RANDOMACCESS);
 		st.class_slot = MakeSingleTupleTableSlot(st.class_desc, &TTSOpsVirtual);
 	}

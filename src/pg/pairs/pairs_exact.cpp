@@ -27,11 +27,19 @@ alloc_shingles(size_t cap)
 											 MCXT_ALLOC_HUGE);
 }
 
+/* the most distinct shingle hashes of one row: a quarter of work_mem (at least 1024) */
+size_t
+pairs_shingle_limit(void)
+{
+	return Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
+}
+
 /*
- * palloc'd in the current memory context. One row's shingles may take a
- * quarter of work_mem (the row cache's arena, pairs_rows.cpp): a document
- * with more distinct shingles is an error, not an allocation of any size.
- * The same holds for the lexemes of a text search configuration.
+ * palloc'd in the current memory context, or NULL when the document has
+ * more distinct shingles than a quarter of work_mem holds (the row cache's
+ * arena, pairs_rows.cpp): such a row is verified by its estimate instead
+ * (pairs_emit_verified), never an allocation of any size. The same holds
+ * for the lexemes of a text search configuration.
  *
  * The core (shingle_hash_set) streams the shingle hashes into a buffer and
  * deduplicates it in place whenever it fills, polling for interrupts. A
@@ -45,7 +53,7 @@ alloc_shingles(size_t cap)
 PairsShingles *
 pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config)
 {
-	size_t		limit = Max((size_t) work_mem * 1024 / 4 / sizeof(uint64), (size_t) 1024);
+	size_t		limit = pairs_shingle_limit();
 	int			k = minhash::clamp_shingle_size(*spec);
 	bool		lexemes = OidIsValid(config);
 	LexemeText	lx = {NULL, NULL, NULL, 0};
@@ -85,22 +93,19 @@ pairs_shingles(text *doc, const minhash::ShingleSpec *spec, Oid config)
 				s = alloc_shingles(cap);
 				set = {s->h, cap, cap == limit, 0};
 				return true;
-			}) != minhash::Status::Ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("document too large for exact verification within work_mem"),
-				 errdetail("A row's text has more than %zu distinct shingles; exact verification "
-						   "keeps 8 bytes per distinct shingle of a row, at most a quarter of "
-						   "work_mem (%d kB).", limit, work_mem),
-				 errhint("Raise work_mem for this query, or verify with the estimate (exact => false).")));
-	if (set.count > (size_t) PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("document has too many shingles for exact verification")));
-	s->n = (int32) set.count;
-	/* give back the unused tail */
-	if (set.count + 64 < cap)
-		s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * set.count);
+			}) != minhash::Status::Ok ||
+		set.count > (size_t) PG_INT32_MAX)
+	{
+		pfree(s);
+		s = NULL;
+	}
+	else
+	{
+		s->n = (int32) set.count;
+		/* give back the unused tail */
+		if (set.count + 64 < cap)
+			s = (PairsShingles *) repalloc(s, offsetof(PairsShingles, h) + sizeof(uint64) * set.count);
+	}
 	if (lexemes)
 	{
 		pfree(lx.text);

@@ -101,7 +101,7 @@ typedef struct PairsShared
 {
 	LshIndexParams params;
 	uint32		key_mask;
-	int			probe_len;
+	int			depth;
 	double		threshold;
 	bool		exact;
 	bool		collapse;
@@ -253,7 +253,7 @@ minhash_pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	run.indexname = shared->indexname;
 	run.params = shared->params;
 	run.key_mask = shared->key_mask;
-	run.probe_len = shared->probe_len;
+	run.depth = shared->depth;
 	run.budget = (Size) work_mem * 1024 / 4;
 	run.cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash pairs worker",
 									ALLOCSET_DEFAULT_SIZES);
@@ -447,7 +447,7 @@ pairs_parallel_walk(PairsRun *run, PairsEmitFn emit, void *arg)
 	memset((void *) shared, 0, sharedsize);
 	shared->params = run->params;
 	shared->key_mask = run->key_mask;
-	shared->probe_len = run->probe_len;
+	shared->depth = run->depth;
 	shared->threshold = run->args.threshold;
 	shared->exact = run->args.exact;
 	shared->collapse = run->collapse;

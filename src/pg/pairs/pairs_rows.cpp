@@ -24,13 +24,14 @@ extern "C" {
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 }
 
 void
 pairs_cache_init(PairsRun *run)
 {
-	Size		table_bytes = (Size) work_mem * 1024 / 2;
+	Size		table_bytes = run->args.cache_bytes > 0 ? run->args.cache_bytes : (Size) work_mem * 1024 / 2;
 	uint32		cap = 1024;
 
 	while ((Size) cap * 2 * sizeof(PairsRow) <= table_bytes && cap < (1U << 30))
@@ -72,6 +73,35 @@ cache_lookup(PairsRun *run, uint64 rowid)
 	}
 }
 
+/*
+ * Exact mode: the rows whose text has more distinct shingles than the bound
+ * (pairs_shingles returned NULL). Their pairs are verified by the estimate
+ * (pairs_emit_verified); they are remembered, by row id, so that a row the
+ * cache dropped is not shingled again in vain, and so that the NOTICE at the
+ * end (pairs_end) counts each once. Rarely more than a few rows.
+ */
+static bool
+pairs_too_large_known(PairsRun *run, uint64 rowid)
+{
+	return run->too_large != NULL && hash_search(run->too_large, &rowid, HASH_FIND, NULL) != NULL;
+}
+
+static void
+pairs_too_large_add(PairsRun *run, uint64 rowid)
+{
+	if (run->too_large == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(uint64);
+		ctl.hcxt = run->cxt;
+		run->too_large = hash_create("minhash pairs rows too large", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	(void) hash_search(run->too_large, &rowid, HASH_ENTER, NULL);
+}
+
 /* Fetch the row the slot named and fill r (status, key, shingles). */
 static void
 fetch_row(PairsRun *run, PairsRow *r)
@@ -82,6 +112,8 @@ fetch_row(PairsRun *run, PairsRow *r)
 	Datum		key;
 
 	r->status = PAIRS_ROW_INVISIBLE;
+	r->keep = (Datum) 0;
+	r->keep_isnull = true;
 	r->shingles = NULL;
 	r->sig = NULL;
 	r->text_isnull = false;
@@ -109,13 +141,19 @@ fetch_row(PairsRun *run, PairsRow *r)
 
 			if (isnull)
 				r->text_isnull = true;
-			else
+			else if (!pairs_too_large_known(run, r->rowid))
 			{
 				PairsShingles *s = pairs_shingles(DatumGetTextPP(doc), &run->spec, run->text_config);
-				Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
 
-				r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
-				memcpy(r->shingles, s, size);
+				if (s == NULL)
+					pairs_too_large_add(run, r->rowid);
+				else
+				{
+					Size		size = offsetof(PairsShingles, h) + sizeof(uint64) * s->n;
+
+					r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
+					memcpy(r->shingles, s, size);
+				}
 			}
 		}
 		if (run->heap_verify)
@@ -144,9 +182,13 @@ fetch_row(PairsRun *run, PairsRow *r)
 				memcpy(r->sig, sig->values, size);
 			}
 		}
+		if (OidIsValid(run->keep_type))
+			r->keep_isnull = !pairs_fetch_keep(run, part, &r->keep);
 		MemoryContextSwitchTo(run->cache_cxt);
 		/* detoasted by pairs_fetch_key: no TOAST pointers in results */
 		r->key = run->key_typbyval ? key : datumCopy(key, false, run->key_typlen);
+		if (OidIsValid(run->keep_type) && !r->keep_isnull && !run->keep_typbyval)
+			r->keep = datumCopy(r->keep, false, run->keep_typlen);
 		r->status = PAIRS_ROW_VISIBLE;
 		MemoryContextSwitchTo(oldcxt);
 	}
@@ -193,6 +235,17 @@ pairs_resolve(PairsRun *run, uint64 ida, ItemPointer tida, uint64 idb, ItemPoint
 	*b = cache_get(run, idb, tidb);
 }
 
+/* One row (minhash_match: the indexed end of a pair; the other end is the batch's). */
+PairsRow *
+pairs_resolve_one(PairsRun *run, uint64 id, ItemPointer tid)
+{
+	if (cache_lookup(run, id)->status == PAIRS_ROW_EMPTY &&
+		(run->cache_count + 1 > run->cache_max ||
+		 MemoryContextMemAllocated(run->cache_cxt, false) > run->cache_arena_max))
+		cache_reset(run);
+	return cache_get(run, id, tid);
+}
+
 /*
  * The row at tid of a part, fetched under the snapshot: false if it is not
  * visible or its key is NULL, else its key (detoasted), valid until the next
@@ -230,6 +283,25 @@ pairs_fetch_key(PairsRun *run, int part, ItemPointer tid, Datum *key)
 	/* no TOAST pointers in results */
 	if (!isnull && run->key_typlen == -1)
 		*key = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*key));
+	MemoryContextSwitchTo(oldcxt);
+	return !isnull;
+}
+
+/*
+ * After pairs_fetch_key returned true: the keep column of that row (still in
+ * the part's slot), detoasted, valid as the key is; false if it is NULL. A
+ * plain column: evaluating it runs no code of any role.
+ */
+bool
+pairs_fetch_keep(PairsRun *run, int part, Datum *keep)
+{
+	ExprContext *econtext = run->econtext;
+	MemoryContext oldcxt = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	bool		isnull;
+
+	*keep = ExecEvalExpr(run->parts[part].keep_expr, econtext, &isnull);
+	if (!isnull && run->keep_typlen == -1)
+		*keep = PointerGetDatum(PG_DETOAST_DATUM_PACKED(*keep));
 	MemoryContextSwitchTo(oldcxt);
 	return !isnull;
 }

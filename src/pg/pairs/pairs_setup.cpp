@@ -35,6 +35,7 @@ extern "C" {
 #include "parser/parse_collate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
@@ -46,7 +47,7 @@ extern "C" {
 }
 
 /* threshold argument: NULL means the GUC minhash.similarity_threshold */
-static double
+double
 pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 {
 	double		t;
@@ -62,7 +63,7 @@ pairs_threshold_arg(FunctionCallInfo fcinfo, int argno)
 	return t;
 }
 
-static const char *
+const char *
 pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required)
 {
 	if (PG_ARGISNULL(argno))
@@ -146,9 +147,10 @@ column_var(Relation heap, AttrNumber attnum)
 
 /*
  * The text argument of an index expression minhash(<text>, unit, k, num_perm,
- * seed), minhash(<text>, config regconfig, k, num_perm, seed, family),
- * minhash(<text>, family, unit, k, num_perm, seed) or minhash(<text>, bits,
- * family, unit, k, num_perm, seed) from this extension, or
+ * seed), minhash(<text>, config regconfig, [bits, family,] k, num_perm,
+ * seed[, family]), minhash(<text>, family, unit, k, num_perm, seed),
+ * minhash(<text>, bits, family, unit, k, ...) or minhash(<text>, ignore,
+ * bits, family, unit, k, ...) from this extension, or
  * NULL if the index is not one. Defaults are
  * expanded and constants folded in stored index expressions, so unit and k
  * are Consts when they are constants at all.
@@ -172,7 +174,7 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	if (!IsA(expr, FuncExpr))
 		return NULL;
 	f = (FuncExpr *) expr;
-	if (list_length(f->args) < 5 || list_length(f->args) > 7 ||
+	if (list_length(f->args) < 5 || list_length(f->args) > 8 ||
 		get_func_namespace(f->funcid) != ext_namespace)
 		return NULL;
 	{
@@ -198,23 +200,35 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	int32		k = args->k;
 	int			unit_arg = 1;	/* positions of unit (or config) and k in the call */
 	int			k_arg = 2;
+	int			ignore_arg = -1;	/* and of ignore, if the call has it */
+	uint8		ignore = 0;
 
 	run->text_config = InvalidOid;
-	if (call != NULL && list_length(call->args) == 7)
+	if (call != NULL && list_length(call->args) > 5)
 	{
-		unit_arg = 3;			/* minhash(text, bits, family, unit, k, ...) */
-		k_arg = 4;
-	}
-	else if (call != NULL && list_length(call->args) == 6)
-	{
+		int			nargs = list_length(call->args);
 		Oid			second = exprType((Node *) lsecond(call->args));
 
 		if (second == REGCONFIGOID)
+		{
 			unit_arg = -1;		/* words from a text search configuration */
-		else
+			k_arg = nargs == 6 ? 2 : 4;	/* (doc, config, [bits, family,] k, ...) */
+		}
+		else if (nargs == 6)
 		{
 			unit_arg = 2;		/* minhash(text, family, unit, k, ...) */
 			k_arg = 3;
+		}
+		else if (nargs == 7)
+		{
+			unit_arg = 3;		/* minhash(text, bits, family, unit, k, ...) */
+			k_arg = 4;
+		}
+		else
+		{
+			ignore_arg = 1;		/* minhash(text, ignore, bits, family, unit, k, ...) */
+			unit_arg = 4;
+			k_arg = 5;
 		}
 	}
 
@@ -271,10 +285,24 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 		}
 		if (k < 0 && IsA(kk, Const) && !((Const *) kk)->constisnull)
 			k = DatumGetInt32(((Const *) kk)->constvalue);
+		if (ignore_arg >= 0)
+		{
+			/* what the signatures leave out, the shingles must leave out too */
+			Node	   *ig = strip_implicit_coercions((Node *) list_nth(call->args, ignore_arg));
+
+			if (!IsA(ig, Const) || ((Const *) ig)->constisnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("exact verification needs a constant ignore argument"),
+						 errdetail("The expression of index \"%s\" computes what to ignore.",
+								   RelationGetRelationName(part->index))));
+			ignore = minhash_ignore_arg(DatumGetTextPP(((Const *) ig)->constvalue));
+		}
 	}
 	if (unit == NULL)
 		unit = cstring_to_text("word");
 	run->spec = minhash_shingle_spec(unit, k < 0 ? 0 : k);
+	run->spec.ignore = ignore;
 	if (OidIsValid(run->text_config))
 		run->spec.k = minhash_lexeme_k(k < 0 ? 0 : k);
 
@@ -410,6 +438,39 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 }
 
 /*
+ * minhash_clusters' keep column of a table, as it is (no conversion, so no
+ * code of any role runs to read it; its btree comparison runs as the caller,
+ * as the key's does), adding it to the columns read.
+ */
+static Var *
+keep_var(PairsRun *run, Relation heap, Bitmapset **used)
+{
+	Var		   *var = column_var(heap, column_attnum(heap, run->args.keep_column, "keep column"));
+
+	*used = bms_add_member(*used, var->varattno - FirstLowInvalidHeapAttributeNumber);
+	return var;
+}
+
+/* The keep column's type, with the btree order that ranks the rows (42883 without one). */
+static void
+set_keep_type(PairsRun *run, const Var *var)
+{
+	TypeCacheEntry *tce = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+	if (!OidIsValid(tce->lt_opr) || !OidIsValid(tce->gt_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an ordering operator for type %s",
+						format_type_be(var->vartype)),
+				 errdetail("The keep column \"%s\" ranks the rows of each cluster by its type's btree order.",
+						   run->args.keep_column),
+				 errhint("Keep by a column of a type with a btree operator class, such as a length or a timestamp.")));
+	run->keep_type = var->vartype;
+	run->keep_collation = var->varcollid;
+	get_typlenbyval(run->keep_type, &run->keep_typlen, &run->keep_typbyval);
+}
+
+/*
  * Converting the key to key_type may call code of some role: a cast's
  * function, a domain's constraints (the built-in casts and I/O conversions
  * are PostgreSQL's). A SELECT of the column runs none of it, so neither may
@@ -515,6 +576,8 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	 * column, and the index's columns, expressions and predicate.
 	 */
 	keyexpr = key_expression(run, heap, &used);
+	if (args->keep_column != NULL)
+		part->keep_node = (Node *) keep_var(run, heap, &used);
 	if (args->exact && args->text_column != NULL)
 		used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
 							  FirstLowInvalidHeapAttributeNumber);
@@ -532,6 +595,12 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	pairs_prepare_key(run, part);
 	if (check_acl)
 		run->key_collation = exprCollation(keyexpr);	/* a plain index: its own table */
+	if (part->keep_node != NULL)
+	{
+		if (check_acl)
+			set_keep_type(run, (Var *) part->keep_node);
+		part->keep_expr = ExecPrepareExpr((Expr *) part->keep_node, run->estate);
+	}
 	if (args->exact)
 	{
 		/* loading the index expression may run its owner's code: as the owner (owner.cpp) */
@@ -595,31 +664,24 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 }
 
 /*
- * Below the index's design threshold, band groups are runs of keys sharing a
- * prefix of the probe depth (version 2 keys only; a version-1 index keeps
- * 1.0's whole-band groups and says once that REINDEX would widen it).
+ * The probe rule at the threshold (lsh_probe.cpp), as a % scan probes: below
+ * the index's design threshold, band groups are runs of keys sharing the
+ * prefix of the probe depth (version 2 keys; a version-1 index keeps 1.0's
+ * whole-band groups and says once that REINDEX would widen it).
  */
 static void
 set_probe_depth(PairsRun *run)
 {
-	run->probe_len = run->params.rows;
+	run->depth = run->params.rows;
 	run->key_mask = 0xFFFFFFFF;
 	if (run->params.num_perm == 0)
 		return;
-	run->probe_len = lsh_probe_depth(&run->params, run->args.threshold);
-	if (run->params.version != LSH_VERSION_EXACT && run->probe_len < run->params.rows)
-	{
-		uint32		lo,
-					hi;
-
-		minhash::prefix_range(run->params.layout, 0, run->probe_len, &lo, &hi);
-		run->key_mask = ~hi;
-		return;
-	}
-	if (run->probe_len < run->params.rows)
+	run->depth = lsh_probe_depth(&run->params, run->args.threshold);
+	run->key_mask = lsh_probe_mask(&run->params, run->depth);
+	if (run->params.version == LSH_VERSION_EXACT &&
+		lsh_prefix_depth(&run->params, run->args.threshold) < run->params.rows)
 		for (int p = 0; p < run->nparts; p++)
 			lsh_notice_format1(run->parts[p].index);
-	run->probe_len = run->params.rows;
 }
 
 /*
@@ -722,14 +784,19 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	{
 		/* the parent: its kind, its privileges, as a SELECT on it checks them */
 		Bitmapset  *used = NULL;
+		Var		   *keep = NULL;
 
 		check_lsh_index(index);
 		run->key_collation = exprCollation(key_expression(run, heap, &used));
+		if (args->keep_column != NULL)
+			keep = keep_var(run, heap, &used);
 		if (args->text_column != NULL)
 			used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
 								  FirstLowInvalidHeapAttributeNumber);
 		index_columns(index, &used);
 		check_privileges(run, heap, used);
+		if (keep != NULL)
+			set_keep_type(run, keep);
 		run->parentheap = heap;
 		run->parentindex = index;
 		setup_partitions(run, heap, index);
@@ -763,9 +830,34 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/*
+ * exact => true: one NOTICE for the rows whose text had more distinct
+ * shingles than exact verification may hold (a quarter of work_mem,
+ * pairs_exact.cpp). Their pairs were verified by the estimate rather than
+ * failing the whole call for one oversized document.
+ */
+static void
+pairs_report_too_large(PairsRun *run)
+{
+	long		n;
+
+	if (run->too_large == NULL)
+		return;
+	n = hash_get_num_entries(run->too_large);
+	ereport(NOTICE,
+			(errmsg_plural("%s: %ld row too large for exact verification within work_mem was verified by its estimate",
+						   "%s: %ld rows too large for exact verification within work_mem were verified by their estimate",
+						   n, run->args.funcname, n),
+			 errdetail("Exact verification keeps 8 bytes per distinct shingle of a row, at most a quarter of work_mem (%d kB: %zu shingles). "
+					   "A pair with a row that has more is verified, and its similarity reported, by the estimate of the two signatures.",
+					   work_mem, pairs_shingle_limit()),
+			 errhint("Raise work_mem for this query to verify them exactly.")));
+}
+
 void
 pairs_end(PairsRun *run)
 {
+	pairs_report_too_large(run);
 	for (int p = 0; p < run->nparts; p++)
 	{
 		ExecDropSingleTupleTableSlot(run->parts[p].slot);

@@ -12,7 +12,7 @@
  * deferred instead (docs/pairs.md, "Tables larger than memory"):
  *  1. each verified pair's two ends go into a sort by (part, heap TID);
  *  2. one pass in that order reads each row once, front to back through the
- *     table, and puts (end, visible, key) into a second sort by end; dense
+ *     table, and puts (end, visible, key[, keep]) into a second sort by end; dense
  *     runs of blocks are left to the kernel's read-ahead, the blocks after
  *     a jump prefetched (pairs_table_order.h); parallel workers share the
  *     pass when the walk may use them (pairs_table_order_parallel.cpp);
@@ -57,7 +57,8 @@ enum
 	ROW_ROWID,
 	ROW_SIM,
 	ROW_KEY,					/* NULL: the row is not visible (or has no key) */
-	ROW_NCOLS = ROW_KEY
+	ROW_KEEP,					/* minhash_clusters' keep column, when it has one */
+	ROW_NCOLS = ROW_KEEP
 };
 
 /* kB for each of the two sorts, which are filled and read at once */
@@ -74,6 +75,7 @@ struct PairsDeferred
 	TupleTableSlot *ends_out;
 	Tuplesortstate *rows;
 	TupleDesc	rows_desc;
+	int			rows_ncols;		/* ROW_KEEP with a keep column, else ROW_KEY */
 	TupleTableSlot *rows_in;
 	uint64		npairs;
 	uint64		rows_fetched;
@@ -204,7 +206,7 @@ pairs_table_order_next_end(PairsDeferred *d, PairsEnd *e)
 /* an end's row, resolved: into the sort by end number (key NULL: not visible) */
 void
 pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double sim, bool visible,
-						  Datum key)
+						  Datum key, Datum keep, bool keep_isnull)
 {
 	TupleTableSlot *out = d->rows_in;
 
@@ -213,8 +215,13 @@ pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double si
 	out->tts_values[ROW_ROWID - 1] = Int64GetDatum(rowid);
 	out->tts_values[ROW_SIM - 1] = Float8GetDatum(sim);
 	out->tts_values[ROW_KEY - 1] = visible ? key : (Datum) 0;
-	memset(out->tts_isnull, 0, sizeof(bool) * ROW_NCOLS);
+	memset(out->tts_isnull, 0, sizeof(bool) * d->rows_ncols);
 	out->tts_isnull[ROW_KEY - 1] = !visible;
+	if (d->rows_ncols == ROW_KEEP)
+	{
+		out->tts_values[ROW_KEEP - 1] = visible && !keep_isnull ? keep : (Datum) 0;
+		out->tts_isnull[ROW_KEEP - 1] = !visible || keep_isnull;
+	}
 	ExecStoreVirtualTuple(out);
 	tuplesort_puttupleslot(d->rows, out);
 }
@@ -226,16 +233,23 @@ pairs_last_row_init(PairsLastRow *last)
 	ItemPointerSetInvalid(&last->tid);
 	last->visible = false;
 	last->key = (Datum) 0;
+	last->keep = (Datum) 0;
+	last->keep_isnull = true;
 	last->fetched = 0;
 }
 
-/* e's row: true and its key in last->key if visible (fetched unless it is the last row) */
+/*
+ * e's row: true and its key in last->key (and keep column in last->keep) if
+ * visible; fetched unless it is the last row
+ */
 bool
 pairs_fetch_end(PairsRun *run, PairsLastRow *last, const PairsEnd *e)
 {
 	if (e->part != last->part || !ItemPointerEquals((ItemPointer) &e->tid, &last->tid))
 	{
 		last->visible = pairs_fetch_key(run, e->part, (ItemPointer) &e->tid, &last->key);
+		last->keep_isnull = !last->visible || !OidIsValid(run->keep_type) ||
+			!pairs_fetch_keep(run, e->part, &last->keep);
 		last->part = e->part;
 		last->tid = e->tid;
 		last->fetched++;
@@ -289,7 +303,8 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 			CHECK_FOR_INTERRUPTS();
 
 		visible = pairs_fetch_end(run, &last, e);
-		pairs_table_order_put_row(d, e->number, e->rowid, e->sim, visible, last.key);
+		pairs_table_order_put_row(d, e->number, e->rowid, e->sim, visible, last.key, last.keep,
+								  last.keep_isnull);
 	}
 	d->rows_fetched += last.fetched;
 	pairs_fetch_key_done(run);
@@ -303,7 +318,8 @@ resolve_here(PairsRun *run, PairsDeferred *d)
 static void
 resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 {
-	TupleDesc	desc = d->rows_desc = CreateTemplateTupleDesc(ROW_NCOLS);
+	int			ncols = d->rows_ncols = OidIsValid(run->keep_type) ? ROW_KEEP : ROW_KEY;
+	TupleDesc	desc = d->rows_desc = CreateTemplateTupleDesc(ncols);
 	AttrNumber	col = ROW_NUMBER;
 	Oid			op = Int8LessOperator;
 	Oid			coll = InvalidOid;
@@ -314,6 +330,11 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 	TupleDescInitEntry(desc, ROW_SIM, "sim", FLOAT8OID, -1, 0);
 	TupleDescInitEntry(desc, ROW_KEY, "key", run->args.key_type, -1, 0);
 	TupleDescInitEntryCollation(desc, ROW_KEY, run->key_collation);
+	if (ncols == ROW_KEEP)
+	{
+		TupleDescInitEntry(desc, ROW_KEEP, "keep", run->keep_type, -1, 0);
+		TupleDescInitEntryCollation(desc, ROW_KEEP, run->keep_collation);
+	}
 	d->rows = tuplesort_begin_heap(desc, 1, &col, &op, &coll, &nullsfirst, SORT_MEM, NULL,
 								   TUPLESORT_NONE);
 	d->rows_in = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
@@ -332,13 +353,15 @@ resolve_in_table_order(PairsRun *run, PairsDeferred *d)
 
 /* one row of a pair, from the sort by end number */
 static void
-row_of(TupleTableSlot *slot, PairsRow *r)
+row_of(const PairsDeferred *d, TupleTableSlot *slot, PairsRow *r)
 {
 	slot_getallattrs(slot);
 	memset(r, 0, sizeof(PairsRow));
 	r->rowid = (uint64) DatumGetInt64(slot->tts_values[ROW_ROWID - 1]);
 	r->status = slot->tts_isnull[ROW_KEY - 1] ? PAIRS_ROW_INVISIBLE : PAIRS_ROW_VISIBLE;
 	r->key = slot->tts_values[ROW_KEY - 1];
+	r->keep_isnull = d->rows_ncols != ROW_KEEP || slot->tts_isnull[ROW_KEEP - 1];
+	r->keep = r->keep_isnull ? (Datum) 0 : slot->tts_values[ROW_KEEP - 1];
 }
 
 /*
@@ -380,8 +403,8 @@ pairs_table_order_finish(PairsRun *run, PairsEmitFn emit, void *arg)
 			CHECK_FOR_INTERRUPTS();
 		if (!tuplesort_gettupleslot(rows, true, true, second, NULL))
 			elog(ERROR, "%s: a deferred pair lost its second row", run->args.funcname);
-		row_of(first, &a);
-		row_of(second, &b);
+		row_of(d, first, &a);
+		row_of(d, second, &b);
 		if (DatumGetFloat8(first->tts_values[ROW_SIM - 1]) < 0)
 		{
 			/* a class record of a collapsing walk (pairs.h): a first, visible or not */

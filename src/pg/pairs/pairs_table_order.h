@@ -52,6 +52,8 @@ typedef struct PairsLastRow
 	ItemPointerData tid;
 	bool		visible;
 	Datum		key;			/* valid until the next fetch */
+	Datum		keep;			/* the keep column (run->keep_type), likewise */
+	bool		keep_isnull;
 	uint64		fetched;		/* rows fetched */
 } PairsLastRow;
 
@@ -60,7 +62,7 @@ bool		pairs_fetch_end(PairsRun *run, PairsLastRow *last, const PairsEnd *e);
 
 bool		pairs_table_order_next_end(PairsDeferred *d, PairsEnd *e);
 void		pairs_table_order_put_row(PairsDeferred *d, int64 number, int64 rowid, double sim,
-									  bool visible, Datum key);
+									  bool visible, Datum key, Datum keep, bool keep_isnull);
 
 /* pairs_table_order_parallel.cpp: false when no worker started (do it serially) */
 bool		pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched);

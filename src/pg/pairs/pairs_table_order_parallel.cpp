@@ -13,7 +13,8 @@
  *    through the queue of its run's worker;
  *  - the worker fetches the row under the query's snapshot (the parallel
  *    machinery restores it), evaluates the key and sends back (end, row id,
- *    similarity, key or NULL) through its second queue;
+ *    similarity, key or NULL, and minhash_clusters' keep column when it has
+ *    one) through its second queue;
  *  - the leader puts those into the sort by end number, as the serial pass
  *    does.
  * The leader reads no table or index page while the workers run (the
@@ -68,13 +69,16 @@ typedef struct PassShared
 {
 	int16		key_typlen;
 	bool		key_typbyval;
+	Oid			keep_type;		/* InvalidOid: no keep column */
+	int16		keep_typlen;
+	bool		keep_typbyval;
 	pg_atomic_uint64 fetches;	/* heap fetches, for the DEBUG1 summary */
 	pg_atomic_uint64 rows_fetched;
 	int			nparts;
 	Oid			heapoids[FLEXIBLE_ARRAY_MEMBER];
 } PassShared;
 
-/* a resolved end as it travels back, followed by its key (datumSerialize) */
+/* a resolved end as it travels back, followed by its key and keep column (datumSerialize) */
 typedef struct PassRowHeader
 {
 	int64		number;
@@ -157,6 +161,9 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 	run.econtext = GetPerTupleExprContext(run.estate);
 	run.key_typlen = shared->key_typlen;
 	run.key_typbyval = shared->key_typbyval;
+	run.keep_type = shared->keep_type;
+	run.keep_typlen = shared->keep_typlen;
+	run.keep_typbyval = shared->keep_typbyval;
 	run.nparts = shared->nparts;
 	run.parts = (PairsPart *) palloc0(sizeof(PairsPart) * run.nparts);
 	for (int p = 0; p < run.nparts; p++)
@@ -168,6 +175,13 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 		pt->key_node = (Node *) stringToNode(exprs);
 		exprs += strlen(exprs) + 1;
 		pairs_prepare_key(&run, pt);
+		if (OidIsValid(run.keep_type))
+		{
+			/* a plain column of the table: runs no code */
+			pt->keep_node = (Node *) stringToNode(exprs);
+			exprs += strlen(exprs) + 1;
+			pt->keep_expr = ExecPrepareExpr((Expr *) pt->keep_node, run.estate);
+		}
 		pt->fetch = table_index_fetch_begin(pt->heap);
 		pt->slot = table_slot_create(pt->heap, NULL);
 	}
@@ -213,6 +227,16 @@ minhash_pairs_pass_main(dsm_segment *seg, shm_toc *toc)
 			at = buf.data + buf.len;
 			datumSerialize(last.key, !visible, run.key_typbyval, run.key_typlen, &at);
 			buf.len += (int) keysize;
+			if (OidIsValid(run.keep_type))
+			{
+				bool		keep_isnull = !visible || last.keep_isnull;
+
+				keysize = datumEstimateSpace(last.keep, keep_isnull, run.keep_typbyval, run.keep_typlen);
+				enlargeStringInfo(&buf, (int) keysize);
+				at = buf.data + buf.len;
+				datumSerialize(last.keep, keep_isnull, run.keep_typbyval, run.keep_typlen, &at);
+				buf.len += (int) keysize;
+			}
 			if (!send_rows(outh, &buf, PASS_FLUSH))
 			{
 				leader_gone = true;
@@ -262,13 +286,17 @@ put_rows(PassLeader *l, const char *data, Size nbytes)
 		PassRowHeader h;
 		bool		isnull;
 		Datum		key;
+		bool		keep_isnull = true;
+		Datum		keep = (Datum) 0;
 
 		if ((Size) (end - at) < sizeof(h))
 			elog(ERROR, "%s: parallel worker sent a truncated row", l->run->args.funcname);
 		memcpy(&h, at, sizeof(h));
 		at += sizeof(h);
 		key = datumRestore(&at, &isnull);
-		pairs_table_order_put_row(l->d, h.number, h.rowid, h.sim, !isnull, key);
+		if (OidIsValid(l->run->keep_type))
+			keep = datumRestore(&at, &keep_isnull);
+		pairs_table_order_put_row(l->d, h.number, h.rowid, h.sim, !isnull, key, keep, keep_isnull);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(l->keycxt);
@@ -388,6 +416,7 @@ pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched
 	int			request = pairs_parallel_workers(run);
 	Size		sharedsize;
 	Size		exprsize = 0;
+	int			nexprs;
 	char	  **exprs;
 	ParallelContext *pcxt;
 	PassShared *shared;
@@ -401,12 +430,17 @@ pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched
 		if (parallel_unsafe_walker(run->parts[p].key_node, NULL))
 			return false;
 
-	exprs = (char **) palloc(sizeof(char *) * run->nparts);
-	for (int p = 0; p < run->nparts; p++)
+	/* each part's key expression, then (with a keep column) its keep column */
+	nexprs = OidIsValid(run->keep_type) ? 2 * run->nparts : run->nparts;
+	exprs = (char **) palloc(sizeof(char *) * nexprs);
+	for (int p = 0, e = 0; p < run->nparts; p++)
 	{
-		exprs[p] = nodeToString(run->parts[p].key_node);
-		exprsize += strlen(exprs[p]) + 1;
+		exprs[e++] = nodeToString(run->parts[p].key_node);
+		if (OidIsValid(run->keep_type))
+			exprs[e++] = nodeToString(run->parts[p].keep_node);
 	}
+	for (int e = 0; e < nexprs; e++)
+		exprsize += strlen(exprs[e]) + 1;
 	sharedsize = add_size(offsetof(PassShared, heapoids), mul_size(sizeof(Oid), run->nparts));
 
 	EnterParallelMode();
@@ -427,6 +461,9 @@ pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched
 	memset((void *) shared, 0, sharedsize);
 	shared->key_typlen = run->key_typlen;
 	shared->key_typbyval = run->key_typbyval;
+	shared->keep_type = run->keep_type;
+	shared->keep_typlen = run->keep_typlen;
+	shared->keep_typbyval = run->keep_typbyval;
 	pg_atomic_init_u64(&shared->fetches, 0);
 	pg_atomic_init_u64(&shared->rows_fetched, 0);
 	shared->nparts = run->nparts;
@@ -436,11 +473,11 @@ pairs_table_order_parallel(PairsRun *run, PairsDeferred *d, uint64 *rows_fetched
 
 	at = (char *) shm_toc_allocate(pcxt->toc, exprsize);
 	shm_toc_insert(pcxt->toc, PASS_KEY_EXPRS, at);
-	for (int p = 0; p < run->nparts; p++)
+	for (int e = 0; e < nexprs; e++)
 	{
-		Size		len = strlen(exprs[p]) + 1;
+		Size		len = strlen(exprs[e]) + 1;
 
-		memcpy(at, exprs[p], len);
+		memcpy(at, exprs[e], len);
 		at += len;
 	}
 

@@ -4,9 +4,10 @@
  * run may continue on the next leaf when it reaches the leaf's high key).
  *
  * For each run of two rows or more (a band group), every pair of its rows is
- * a candidate. It is verified only in the group of the first band where the
- * two stored signatures agree entirely (see pairs.h), so each pair is
- * verified and emitted once, without remembering pairs. Verification reads
+ * a candidate, as a % probe of either row would find the other. It is
+ * verified only in the group of the first key the two stored signatures
+ * share (lsh_probe_first_key, see pairs.h), so each pair is verified and
+ * emitted once, without remembering pairs. Verification reads
  * the signatures from the index's data pages, never the heap; only pairs that
  * pass reach the row cache (visibility under the snapshot, keys). An index
  * whose slots keep fewer bits than its signatures (run->heap_verify) only
@@ -41,6 +42,7 @@
 #include "core/bbit.h"
 #include "core/jaccard.h"
 #include "pg/pairs/pairs_merge.h"
+#include "pg/pairs/pairs_pages.h"
 
 extern "C" {
 #include "catalog/pg_operator.h"
@@ -62,27 +64,6 @@ typedef struct PairsChunk
 	ItemPointerData *tids;
 	uint32	   *sigs;			/* n * num_perm values */
 } PairsChunk;
-
-/*
- * Data pages are read in random order, one slot at a time, millions of times
- * in a large walk. Two memories cut the cost of a read to little more than
- * touching the slot:
- *  - the buffer each block was last found in (LshBufferHint), so
- *    ReadRecentBuffer pins it without a lookup in the shared buffer table (a
- *    direct-mapped table of at most a sixteenth of work_mem);
- *  - which blocks have been checked to be data pages: index pages are never
- *    freed or reused for another type, so a block checked once stays one
- *    (this spares two cache misses, the page header and special space).
- */
-typedef struct PairsPages
-{
-	uint32		mask;			/* size - 1, size a power of two */
-	LshBufferHint *hint;
-} PairsPages;
-
-/* the hint slot of (part, block) */
-#define PAIRS_HINT(pc, part, blkno) \
-	(&(pc)->hint[((blkno) ^ ((uint32) (part) * 0x9E3779B1U)) & (pc)->mask])
 
 /*
  * Groups up to this size are verified in place, their pages locked together
@@ -158,25 +139,6 @@ sort_unique_ids(uint64 *ids, int n) noexcept
 	return (int) (std::unique(ids, ids + n) - ids);
 }
 
-/* first band in which the two signatures agree on the first len values, or -1 */
-static inline int
-first_equal_band(const uint32 *a, const uint32 *b, int bands, int rows, int len)
-{
-	/* bands are a few values long: a plain loop beats a call to memcmp */
-	for (int i = 0; i < bands; i++)
-	{
-		const uint32 *x = a + (Size) i * rows;
-		const uint32 *y = b + (Size) i * rows;
-		int			v = 0;
-
-		while (v < len && x[v] == y[v])
-			v++;
-		if (v == len)
-			return i;
-	}
-	return -1;
-}
-
 static void
 chunk_alloc(PairsChunk *c, int cap, int num_perm)
 {
@@ -186,10 +148,9 @@ chunk_alloc(PairsChunk *c, int cap, int num_perm)
 	c->sigs = (uint32 *) palloc_extended(sizeof(uint32) * (Size) cap * num_perm, MCXT_ALLOC_HUGE);
 }
 
-static void
-pages_init(PairsWalk *w)
+void
+pairs_pages_init(PairsRun *run, PairsPages *pages)
 {
-	PairsRun   *run = w->run;
 	Size		max_entries = Max((Size) work_mem * 1024 / 16 / sizeof(LshBufferHint), 1024);
 	uint32		size = 1024;
 	uint64		nblocks = 0;
@@ -201,51 +162,8 @@ pages_init(PairsWalk *w)
 	}
 	while (size < nblocks && (Size) size * 2 <= max_entries)
 		size *= 2;
-	w->pages.mask = size - 1;
-	w->pages.hint = (LshBufferHint *) palloc0(sizeof(LshBufferHint) * size);
-}
-
-/* The data page blkno of a part, pinned and share-locked and checked (XX002 if it is not a sound data page). */
-static Buffer
-read_data_page(PairsWalk *w, int part, BlockNumber blkno)
-{
-	PairsPart  *pt = &w->run->parts[part];
-	Buffer		buf;
-
-	/* the walk skips row ids beyond the part's nrowids: blkno < its nblocks */
-	Assert(blkno < pt->nblocks);
-	buf = lsh_hint_read(PAIRS_HINT(&w->pages, part, blkno), pt->index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if ((pt->checked[blkno >> 3] & (1 << (blkno & 7))) == 0)
-	{
-		/* entries name allocated slots: anything but a sound data page is damage */
-		const char *problem = blkno == LSH_METAPAGE_BLKNO ? "link to the metapage" :
-			lsh_page_problem(BufferGetPage(buf), LSH_PAGE_DATA, 0, &w->run->params);
-
-		if (problem != NULL)
-			lsh_corrupted(pt->index, problem, blkno);
-		pt->checked[blkno >> 3] |= (uint8) (1 << (blkno & 7));
-	}
-	return buf;
-}
-
-/*
- * The slot of a part's row id on its data page, checked (state, TID within
- * the part's table: emitting a pair fetches the heap tuple); NULL unless
- * LIVE, since a DEAD slot's TID may already name another tuple.
- */
-static const LshSlotHeader *
-live_slot(PairsWalk *w, int part, Page page, uint32 rowid, BlockNumber blkno)
-{
-	PairsRun   *run = w->run;
-	PairsPart  *pt = &run->parts[part];
-	const LshSlotHeader *slot = lsh_slot_read(pt->index, page, &run->params,
-											  lsh_rowid_slot(&run->params, rowid), blkno);
-
-	if (slot->state != LSH_SLOT_LIVE)
-		return NULL;
-	lsh_check_heap_tid(pt->index, pt->heap, &pt->heap_nblocks, &slot->tid, blkno);
-	return slot;
+	pages->mask = size - 1;
+	pages->hint = (LshBufferHint *) palloc0(sizeof(LshBufferHint) * size);
 }
 
 /*
@@ -275,11 +193,11 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 		{
 			if (BufferIsValid(buf))
 				UnlockReleaseBuffer(buf);
-			buf = read_data_page(w, part, blkno);
+			buf = pairs_read_data_page(w->run, &w->pages, part, blkno);
 			cur = blkno;
 			curpart = part;
 		}
-		slot = live_slot(w, part, BufferGetPage(buf), rowid, blkno);
+		slot = pairs_live_slot(w->run, part, BufferGetPage(buf), rowid, blkno);
 		if (slot == NULL)
 			continue;
 		c->ids[c->n] = ids[i];
@@ -302,75 +220,56 @@ group_band(const PairsWalk *w)
 }
 
 /*
- * Is (a, b) a pair of this group to verify, and does it pass? Returns the
- * estimate, or with exact => true 0 for "passed on to the exact check"; -1
- * if not. Reads only the signatures.
+ * Is (a, b) a pair of this group to verify: is the group's key the first key
+ * the two signatures share at the probe depth (lsh_probe_first_key)? Each
+ * pair is verified in one group only. Reads only the signatures.
  */
 static inline bool
 verified_here(const PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	const PairsRun *run = w->run;
-	int			f;
 
-	if (w->heap_verify)
-	{
-		/*
-		 * Compact slots: the keys are the signatures', so the pair shares this
-		 * group's band, unless its keys collided by chance, which narrower
-		 * values that differ on the band show. Whether this band is the pair's
-		 * first is decided on the signatures (pairs_emit_verified).
-		 */
-		const uint32 *x = sa + (Size) group_band(w) * run->params.rows;
-		const uint32 *y = sb + (Size) group_band(w) * run->params.rows;
-
-		for (int v = 0; v < run->probe_len; v++)
-			if (x[v] != y[v])
-				return false;
-		return true;
-	}
-	f = first_equal_band(sa, sb, run->params.bands, run->params.rows, run->probe_len);
-
-	/*
-	 * No band equal on the probed prefix: the keys collided by chance (not a
-	 * candidate). Otherwise the pair is verified in the group of that first
-	 * band only, so once.
-	 */
-	if (f < 0)
-		return false;
-	if (run->params.version != LSH_VERSION_EXACT)
-	{
-		/*
-		 * Version 2 keys carry the band number in their top bits: both rows'
-		 * keys of band f agree under the mask, so they meet in exactly one
-		 * group of band f, and this is it when the group is of band f.
-		 */
-		int			bb = run->params.layout.band_bits;
-
-		return (bb == 0 ? 0 : (int) (w->group->key >> (32 - bb))) == f;
-	}
-	return minhash::lsh_band_key(run->params.layout, false, sa, f) == w->group->key;
+	return lsh_probe_first_key(&run->params, run->depth, sa, sb, w->group->key);
 }
 
+/*
+ * Is (a, b) a pair of this group to verify, and does it pass? Returns the
+ * estimate (with exact => true unfiltered: the exact check decides), or
+ * pairs_in_band for compact slots; -1 if not. Reads only the signatures.
+ */
 static inline double
 verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
 	int			k = run->params.num_perm;
 	int			same;
+	double		sim;
 
+	if (w->heap_verify)
+	{
+		/*
+		 * Compact slots: the group's key is the signatures' (a candidate, as
+		 * a % probe finds it), but whether it is the pair's first shared key
+		 * needs the signatures' values, which the slots do not keep. A slot
+		 * agrees wherever the signature does, so too few equal slot values
+		 * rule the pair out; the rows' signatures decide the rest
+		 * (pairs_emit_verified), with the exact check when exact => true.
+		 */
+		run->candidates++;
+		if (!run->args.exact && minhash::matching_values(sa, sb, k) < w->need)
+			return -1;
+		return pairs_in_band(group_band(w));
+	}
 	if (!verified_here(w, sa, sb))
 		return -1;
 	run->candidates++;
-	if (run->args.exact)
-		return w->heap_verify ? pairs_in_band(group_band(w)) : 0;
-	/* the % operator's own estimate reaches the threshold exactly when same >= need */
+	/* the % operator's own estimate (b-bit corrected for compact signatures), so results match a.sig % b.sig */
 	same = minhash::matching_values(sa, sb, k);
-	if (same < w->need)
-		return -1;
-	/* compact slots: the rows' signatures decide (pairs_emit_verified) */
-	if (w->heap_verify)
-		return pairs_in_band(group_band(w));
-	return minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(run->params.sig_width));
+	sim = minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(run->params.sig_width));
+	/* exact: the shingles decide, or this estimate for a row too large for them */
+	if (run->args.exact)
+		return sim;
+	return same < w->need ? -1 : sim;
 }
 
 /*
@@ -407,14 +306,15 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 
 		/*
 		 * The slots only ruled the pair in: on the rows' signatures, is the
-		 * group's band its first agreeing on the probed prefix (else another
-		 * group emits it), and does the % operator's estimate pass?
+		 * group's band the first whose key the two share (the probe rule,
+		 * lsh_probe_first_key; else another group emits the pair), and does
+		 * the % operator's estimate pass?
 		 */
 		if (a->sig == NULL || b->sig == NULL)
 			return;
 		minhash::widen_values(a->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, va);
 		minhash::widen_values(b->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, vb);
-		if (first_equal_band(va, vb, p->bands, p->rows, run->probe_len) != pairs_in_band_band(sim))
+		if (!lsh_probe_first_key(p, run->depth, va, vb, pairs_in_band_key(p, pairs_in_band_band(sim))))
 			return;
 		sim = minhash::bbit_jaccard(minhash::matching_values(va, vb, p->num_perm), p->num_perm,
 									MINHASH_WIDTH_BITS(p->sig_width));
@@ -425,7 +325,9 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	{
 		if (a->text_isnull || b->text_isnull)
 			return;
-		sim = pairs_exact_jaccard(a->shingles, b->shingles);
+		/* no shingles: too many for work_mem (pairs_rows.cpp), the estimate stands */
+		if (a->shingles != NULL && b->shingles != NULL)
+			sim = pairs_exact_jaccard(a->shingles, b->shingles);
 		if (sim < run->args.threshold)
 			return;
 	}
@@ -507,9 +409,9 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 			BufferGetBlockNumber(bufs[nbufs - 1]) != blkno)
 		{
 			bufparts[nbufs] = part;
-			bufs[nbufs++] = read_data_page(w, part, blkno);
+			bufs[nbufs++] = pairs_read_data_page(w->run, &w->pages, part, blkno);
 		}
-		slot = live_slot(w, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
+		slot = pairs_live_slot(w->run, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
 		if (slot == NULL)
 			continue;
 		/* 32-bit slots are read in place; compact ones widened (as their band keys were computed) */
@@ -944,7 +846,7 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	w->heap_verify = !lsh_verifies_exactly(&run->params);
 	if (run->params.slot_width != MINHASH_WIDTH_32)
 		w->small = (uint32 *) palloc(sizeof(uint32) * PAIRS_SMALL_GROUP * k);
-	pages_init(w);
+	pairs_pages_init(run, &w->pages);
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
 
