@@ -83,7 +83,7 @@ lsh_init(void)
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",
 					   "Inserts go to the pending list, merged into the tree in bulk",
-					   true, ShareUpdateExclusiveLock);
+					   LSH_DEFAULT_FASTUPDATE, ShareUpdateExclusiveLock);
 	add_int_reloption(lsh_relopt_kind, "pending_list_limit",
 					  "Size of the pending list's signatures that triggers its merge, in kB",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);

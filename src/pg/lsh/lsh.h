@@ -74,6 +74,12 @@ extern "C" {
 #define LSH_BUILD_FILL		0.95	/* internal pages; leaves: the fillfactor option */
 #define LSH_DEFAULT_FILLFACTOR	95
 
+/*
+ * fastupdate when the index has no reloptions at all (rd_options is NULL
+ * then, so the reloption's own default never applies): on, as GIN's.
+ */
+#define LSH_DEFAULT_FASTUPDATE	true
+
 /* Subphases of CREATE INDEX, for pg_stat_progress_create_index */
 #define LSH_PHASE_SCAN		2
 #define LSH_PHASE_SORT		3

@@ -66,11 +66,12 @@ bool
 lsh_pending_usable(Relation index, const LshMetaPageData *meta)
 {
 	const LshOptions *opts = (const LshOptions *) index->rd_options;
+	bool		fastupdate = opts != NULL ? opts->fastupdate : LSH_DEFAULT_FASTUPDATE;
 	LshIndexParams params;
 
 	/* the first insert creates the root and fixes the parameters the direct way */
 	if (!LSH_HAS_PENDING(meta->version) || meta->num_perm == 0 ||
-		meta->root == InvalidBlockNumber || opts == NULL || !opts->fastupdate)
+		meta->root == InvalidBlockNumber || !fastupdate)
 		return false;
 	/*
 	 * The merge takes a row's band keys from its pending page, or recomputes
