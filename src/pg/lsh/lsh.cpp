@@ -76,10 +76,13 @@ lsh_init(void)
 	/*
 	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert,
 	 * and on by default: an insert appends its row to the pending list in
-	 * one WAL record instead of writing ~30 leaves, at 1M rows 2-4 times the
-	 * rows per second. Every scan compares the pending rows' band keys, so
-	 * the default limit (minhash.lsh_pending_list_limit) keeps a full list's
-	 * cost to a query within about a fifth (BENCHMARKS.md, "Fast ingest").
+	 * one WAL record instead of writing ~30 leaves. Every scan compares the
+	 * pending rows' band keys, so the default limit
+	 * (minhash.lsh_pending_list_limit) bounds what a full list adds to a
+	 * query (bench/notes/2026-11-27-compact-index-and-ingest.md: at 1M rows
+	 * 1.6x the rows per second of fastupdate off, and a full 1MB list about
+	 * 1.5x a `%` query's CPU). An index without reloptions has rd_options
+	 * NULL: LSH_DEFAULT_FASTUPDATE decides then.
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",
 					   "Inserts go to the pending list, merged into the tree in bulk",
