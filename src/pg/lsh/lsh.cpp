@@ -80,8 +80,8 @@ lsh_init(void)
 	 * pending rows' band keys, so the default limit
 	 * (minhash.lsh_pending_list_limit) bounds what a full list adds to a
 	 * query (bench/notes/2026-11-27-compact-index-and-ingest.md: at 1M rows
-	 * 1.6x the rows per second of fastupdate off, and a full 1MB list about
-	 * 1.5x a `%` query's CPU). An index without reloptions has rd_options
+	 * 1.6-1.8x the rows per second of fastupdate off, and a full 1MB list
+	 * 1.1-1.6x a `%` query's CPU). An index without reloptions has rd_options
 	 * NULL: LSH_DEFAULT_FASTUPDATE decides then.
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",

@@ -39,7 +39,7 @@ PG_FUNCTION_INFO_V1(minhash_lsh_clean_pending_list);
  * Every scan compares each pending row's band keys, so the limit bounds what
  * a full list adds to a query; a larger list makes the merge write more
  * entries per leaf. 1MB (~2,000 rows at k = 128): at 1M rows a full list
- * made a `%` query cost about 1.5 times the CPU of an empty one, GIN's 4MB
+ * made a `%` query cost 1.1-1.6 times the CPU of an empty one, GIN's 4MB
  * (~8,000 rows) 1.7-2.7 times
  * (bench/notes/2026-11-27-compact-index-and-ingest.md).
  */
