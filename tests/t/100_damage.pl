@@ -212,8 +212,11 @@ sub damage
 			push @at, $off;
 		}
 		# bytes between the header and the special space of a data page or a leaf
-		# are signatures and entries (or free space): payload
-		my $payload = ($type == 2 || $type == 8) && !grep { $_ < 24 || $_ >= $SPECIAL } @at;
+		# are signatures and entries (or free space): payload; so are the
+		# header's pd_prune_xid (bytes 20-23), which nothing of lsh reads, and
+		# a changed byte there must not make the entries' damage count as the
+		# header's
+		my $payload = ($type == 2 || $type == 8) && !grep { $_ < 20 || $_ >= $SPECIAL } @at;
 		return ("random bytes in block $b at " . join(',', @at), $payload);
 	}
 	if ($kind eq 'rightlink_cycle')

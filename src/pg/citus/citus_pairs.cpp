@@ -46,6 +46,7 @@
 
 #include "pg/citus/citus.h"
 #include "pg/pairs/pairs.h"
+#include "pg/pairs/pairs_cluster_finish.h"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -56,19 +57,14 @@ extern "C" {
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_operator.h"
-#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "parser/parse_coerce.h"
-#include "parser/parse_collate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -76,7 +72,6 @@ extern "C" {
 #include "utils/rls.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
-#include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 }
@@ -166,7 +161,6 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	Relation	index;
 	AttrNumber	distattno;
 	AttrNumber	keyattno;
-	Var		   *keyvar;
 	Node	   *keyexpr;
 	Oid			nsp;
 	MhCitusIndexStats st;
@@ -188,16 +182,7 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 
 	heap = table_open(relid, AccessShareLock);
 	index = index_open(args->indexoid, AccessShareLock);
-	if (!lsh_is_lsh_index(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
-	if (!index->rd_index->indisvalid)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
-				 errdetail("It may miss rows: its build failed or is in progress."),
-				 errhint("REINDEX the index.")));
+	pairs_check_index(index);
 	if (!args->exact && (args->text_column != NULL || args->unit != NULL || args->k >= 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -237,34 +222,11 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 					"Distribute the table by a column of a type with a btree operator class.");
 	plan->dist_eq = qualified_operator(tce->eq_opr);
 
-	/* the key, coerced as on one server (pairs_setup.cpp, key_expression) */
-	keyattno = get_attnum(relid, args->key_column);
-	if (keyattno == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("key column \"%s\" of relation \"%s\" does not exist",
-						args->key_column, RelationGetRelationName(heap))));
+	/* the key, coerced as on one server */
+	keyattno = pairs_column_attnum(heap, args->key_column, "key column");
 	if (keyattno < 0)
 		unsupported(plan, "system columns as keys", "Use a column of the table as the key.");
-	{
-		Oid			typid;
-		int32		typmod;
-		Oid			collid;
-
-		get_atttypetypmodcoll(relid, keyattno, &typid, &typmod, &collid);
-		keyvar = makeVar(1, keyattno, typid, typmod, collid, 0);
-	}
-	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
-									COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
-	if (keyexpr == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column \"%s\" is of type %s, which cannot be returned as %s",
-						args->key_column, format_type_be(keyvar->vartype),
-						format_type_be(args->key_type)),
-				 errhint("Pass key_type => NULL::%s to get keys of the column's own type.",
-						 format_type_be(keyvar->vartype))));
-	assign_expr_collations(NULL, keyexpr);
+	keyexpr = pairs_key_coercion(args, heap, keyattno);
 	plan->key_collation = exprCollation(keyexpr);
 	plan->key = quote_identifier(args->key_column);
 	plan->key_typid = args->key_type;
@@ -481,28 +443,14 @@ typedef struct RowName
 typedef struct ClusterSink
 {
 	bool		representative;
-	const CitusPairsPlan *plan;
-	int16		key_typlen;
-	bool		key_typbyval;
-	Oid			key_lt;
+	ClusterFinish cf;			/* union-find or edges over row ids, the result */
 	MemoryContext cxt;
 
 	/* open addressing by row name; capacity a power of two, at most half full */
 	RowName    *slots;
 	uint32		capacity;
 	uint32		nrows;
-	uint32	   *parent;			/* union-find over row ids (connected) */
-	uint8	   *taken;			/* row ids already in a cluster (representative) */
-	Size		parent_cap;
-
-	Tuplestorestate *members;	/* connected: (id, key) of each row, once */
-	TupleDesc	memberdesc;
-	Tuplesortstate *edges;		/* representative: both directions of each pair */
-	TupleDesc	edgedesc;
-	TupleTableSlot *edgeslot;
-
-	Tuplestorestate *out;
-	TupleDesc	outdesc;
+	Size		parent_cap;		/* row ids cf.parent and cf.seen have room for */
 } ClusterSink;
 
 static uint32
@@ -540,9 +488,9 @@ grow_rows(ClusterSink *s)
 	pfree(old);
 }
 
-/* the id of a row, *fresh if it is met for the first time */
+/* the id of a row, a new one if it is met for the first time */
 static uint32
-row_id(ClusterSink *s, int32 h, ItemPointer tid, bool *fresh)
+row_id(ClusterSink *s, int32 h, ItemPointer tid)
 {
 	uint32		j = row_hash(h, tid) & (s->capacity - 1);
 	BlockNumber block = ItemPointerGetBlockNumberNoCheck(tid);
@@ -551,10 +499,7 @@ row_id(ClusterSink *s, int32 h, ItemPointer tid, bool *fresh)
 	while (s->slots[j].used)
 	{
 		if (s->slots[j].hash == h && s->slots[j].block == block && s->slots[j].offset == offset)
-		{
-			*fresh = false;
 			return s->slots[j].id;
-		}
 		j = (j + 1) & (s->capacity - 1);
 	}
 	if (s->nrows == PG_UINT32_MAX)
@@ -566,249 +511,50 @@ row_id(ClusterSink *s, int32 h, ItemPointer tid, bool *fresh)
 	s->slots[j].block = block;
 	s->slots[j].offset = offset;
 	s->slots[j].id = s->nrows++;
-	*fresh = true;
 	if (s->nrows > s->parent_cap)
 	{
 		Size		cap = Max(s->parent_cap * 2, 1024);
 
-		if (s->parent == NULL)
+		if (s->cf.parent == NULL)
 		{
-			s->parent = (uint32 *) MemoryContextAllocExtended(s->cxt, sizeof(uint32) * cap, MCXT_ALLOC_HUGE);
-			s->taken = (uint8 *) MemoryContextAllocExtended(s->cxt, cap / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			s->cf.parent = (uint32 *) MemoryContextAllocExtended(s->cxt, sizeof(uint32) * cap, MCXT_ALLOC_HUGE);
+			s->cf.seen = (uint8 *) MemoryContextAllocExtended(s->cxt, cap / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		}
 		else
 		{
-			s->parent = (uint32 *) repalloc_huge(s->parent, sizeof(uint32) * cap);
-			s->taken = (uint8 *) repalloc_huge(s->taken, cap / 8 + 1);
-			memset(s->taken + s->parent_cap / 8 + 1, 0, cap / 8 - s->parent_cap / 8);
+			s->cf.parent = (uint32 *) repalloc_huge(s->cf.parent, sizeof(uint32) * cap);
+			s->cf.seen = (uint8 *) repalloc_huge(s->cf.seen, cap / 8 + 1);
+			memset(s->cf.seen + s->parent_cap / 8 + 1, 0, cap / 8 - s->parent_cap / 8);
 		}
 		s->parent_cap = cap;
 	}
-	s->parent[s->slots[j].id] = s->slots[j].id;
+	s->cf.parent[s->slots[j].id] = s->slots[j].id;
 	if (s->nrows * 2 > s->capacity)
 		grow_rows(s);
 	return s->nrows - 1;
 }
 
-#define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
-#define BIT_SET(bits, i)	((bits)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
-
-static uint32
-uf_find(uint32 *parent, uint32 x)
-{
-	while (parent[x] != x)
-	{
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
-}
-
-static void
-uf_union(uint32 *parent, uint32 x, uint32 y)
-{
-	x = uf_find(parent, x);
-	y = uf_find(parent, y);
-	if (x < y)
-		parent[y] = x;
-	else if (y < x)
-		parent[x] = y;
-}
-
-static void
-put_edge(ClusterSink *s, Datum kx, uint32 x, Datum ky, uint32 y)
-{
-	TupleTableSlot *slot = s->edgeslot;
-
-	ExecClearTuple(slot);
-	slot->tts_values[0] = kx;
-	slot->tts_values[1] = Int64GetDatum(x);
-	slot->tts_values[2] = ky;
-	slot->tts_values[3] = Int64GetDatum(y);
-	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(s->edges, slot);
-}
-
+/* no keep column on Citus (plan_pairs refuses it) */
 static void
 collect_pair(const CitusPair *pair, void *arg)
 {
 	ClusterSink *s = (ClusterSink *) arg;
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
-	bool		fresh_a;
-	bool		fresh_b;
-	uint32		a = row_id(s, pair->hash_a, pair->tid_a, &fresh_a);
-	uint32		b = row_id(s, pair->hash_b, pair->tid_b, &fresh_b);
+	ClusterRow	a = {pair->key_a, row_id(s, pair->hash_a, pair->tid_a), (Datum) 0, true};
+	ClusterRow	b = {pair->key_b, row_id(s, pair->hash_b, pair->tid_b), (Datum) 0, true};
 
 	if (!s->representative)
 	{
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-
-		uf_union(s->parent, a, b);
-		if (fresh_a)
-		{
-			values[0] = Int64GetDatum(a);
-			values[1] = pair->key_a;
-			tuplestore_putvalues(s->members, s->memberdesc, values, nulls);
-		}
-		if (fresh_b)
-		{
-			values[0] = Int64GetDatum(b);
-			values[1] = pair->key_b;
-			tuplestore_putvalues(s->members, s->memberdesc, values, nulls);
-		}
+		cluster_uf_union(s->cf.parent, a.rowid, b.rowid);
+		cluster_add_member(&s->cf, &a);
+		cluster_add_member(&s->cf, &b);
 	}
 	else
 	{
-		put_edge(s, pair->key_a, a, pair->key_b, b);
-		put_edge(s, pair->key_b, b, pair->key_a, a);
+		cluster_put_edge(&s->cf, &a, &b);
+		cluster_put_edge(&s->cf, &b, &a);
 	}
 	MemoryContextSwitchTo(old);
-}
-
-static void
-emit(ClusterSink *s, Datum key, Datum cluster_id)
-{
-	Datum		values[2] = {key, cluster_id};
-	bool		nulls[2] = {false, false};
-
-	tuplestore_putvalues(s->out, s->outdesc, values, nulls);
-}
-
-/* components: sorted by (root, key, id); the first key of each root names it */
-static void
-finish_connected(ClusterSink *s)
-{
-	TupleDesc	desc = CreateTemplateTupleDesc(3);
-	AttrNumber	cols[3] = {1, 2, 3};
-	Oid			ops[3] = {Int8LessOperator, s->key_lt, Int8LessOperator};
-	Oid			colls[3] = {InvalidOid, s->plan->key_collation, InvalidOid};
-	bool		nullsfirst[3] = {false, false, false};
-	Tuplesortstate *sort;
-	TupleTableSlot *in;
-	TupleTableSlot *slot;
-	TupleTableSlot *sorted;
-	bool		have_root = false;
-	int64		root = 0;
-	Datum		cluster_id = (Datum) 0;
-	uint64		n = 0;
-
-	TupleDescInitEntry(desc, 1, "root", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, 2, "key", s->plan->key_typid, -1, 0);
-	TupleDescInitEntryCollation(desc, 2, s->plan->key_collation);
-	TupleDescInitEntry(desc, 3, "id", INT8OID, -1, 0);
-	sort = tuplesort_begin_heap(desc, 3, cols, ops, colls, nullsfirst, work_mem, NULL,
-								TUPLESORT_NONE);
-	in = MakeSingleTupleTableSlot(s->memberdesc, &TTSOpsMinimalTuple);
-	slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	sorted = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-
-	tuplestore_rescan(s->members);
-	while (tuplestore_gettupleslot(s->members, true, false, in))
-	{
-		uint32		id;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(in);
-		id = (uint32) DatumGetInt64(in->tts_values[0]);
-		ExecClearTuple(slot);
-		slot->tts_values[0] = Int64GetDatum(uf_find(s->parent, id));
-		slot->tts_values[1] = in->tts_values[1];
-		slot->tts_values[2] = in->tts_values[0];
-		memset(slot->tts_isnull, 0, sizeof(bool) * 3);
-		ExecStoreVirtualTuple(slot);
-		tuplesort_puttupleslot(sort, slot);
-	}
-	tuplesort_performsort(sort);
-	while (tuplesort_gettupleslot(sort, true, false, sorted, NULL))
-	{
-		int64		r;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(sorted);
-		r = DatumGetInt64(sorted->tts_values[0]);
-		if (!have_root || r != root)
-		{
-			if (have_root && !s->key_typbyval)
-				pfree(DatumGetPointer(cluster_id));
-			have_root = true;
-			root = r;
-			cluster_id = datumCopy(sorted->tts_values[1], s->key_typbyval, s->key_typlen);
-		}
-		emit(s, sorted->tts_values[1], cluster_id);
-	}
-	tuplesort_end(sort);
-	ExecDropSingleTupleTableSlot(in);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecDropSingleTupleTableSlot(sorted);
-}
-
-/*
- * representatives: rows in key order; a row not yet taken takes every
- * neighbour not yet taken (pairs_clusters.cpp explains why it is then the
- * smallest key of its cluster)
- */
-static void
-finish_representative(ClusterSink *s)
-{
-	TupleTableSlot *sorted = MakeSingleTupleTableSlot(s->edgedesc, &TTSOpsMinimalTuple);
-	bool		have_x = false;
-	uint32		x = 0;
-	Datum		xkey = (Datum) 0;
-	bool		is_rep = false;
-	uint64		members = 0;
-	uint64		n = 0;
-
-	tuplesort_performsort(s->edges);
-	for (;;)
-	{
-		bool		more = tuplesort_gettupleslot(s->edges, true, false, sorted, NULL);
-		uint32		rx = 0;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (more)
-		{
-			slot_getallattrs(sorted);
-			rx = (uint32) DatumGetInt64(sorted->tts_values[1]);
-		}
-		if (have_x && (!more || rx != x))
-		{
-			if (is_rep && members > 0)
-				emit(s, xkey, xkey);
-			have_x = false;
-		}
-		if (!more)
-			break;
-		if (!have_x)
-		{
-			if (!s->key_typbyval && xkey != (Datum) 0)
-				pfree(DatumGetPointer(xkey));
-			have_x = true;
-			x = rx;
-			xkey = datumCopy(sorted->tts_values[0], s->key_typbyval, s->key_typlen);
-			is_rep = !BIT_TEST(s->taken, x);
-			if (is_rep)
-				BIT_SET(s->taken, x);
-			members = 0;
-		}
-		if (is_rep)
-		{
-			uint32		y = (uint32) DatumGetInt64(sorted->tts_values[3]);
-
-			if (!BIT_TEST(s->taken, y))
-			{
-				BIT_SET(s->taken, y);
-				emit(s, sorted->tts_values[2], xkey);
-				members++;
-			}
-		}
-	}
-	tuplesort_end(s->edges);
-	ExecDropSingleTupleTableSlot(sorted);
 }
 
 bool
@@ -824,55 +570,30 @@ mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool represent
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&s, 0, sizeof(s));
 	s.representative = representative;
-	s.plan = &plan;
-	s.out = rsinfo->setResult;
-	s.outdesc = rsinfo->setDesc;
-	s.key_lt = lookup_type_cache(plan.key_typid, TYPECACHE_LT_OPR)->lt_opr;
-	get_typlenbyval(plan.key_typid, &s.key_typlen, &s.key_typbyval);
+	s.cf.out = rsinfo->setResult;
+	s.cf.outdesc = rsinfo->setDesc;
+	s.cf.key_type = plan.key_typid;
+	s.cf.key_collation = plan.key_collation;
+	s.cf.key_lt = lookup_type_cache(plan.key_typid, TYPECACHE_LT_OPR)->lt_opr;
+	get_typlenbyval(plan.key_typid, &s.cf.key_typlen, &s.cf.key_typbyval);
 	s.cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash citus clusters", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s.cxt);
 	s.capacity = 1024;
 	s.slots = (RowName *) palloc0(sizeof(RowName) * s.capacity);
 	if (!representative)
-	{
-		s.memberdesc = CreateTemplateTupleDesc(2);
-		TupleDescInitEntry(s.memberdesc, 1, "id", INT8OID, -1, 0);
-		TupleDescInitEntry(s.memberdesc, 2, "key", plan.key_typid, -1, 0);
-		s.members = tuplestore_begin_heap(false, false, work_mem);
-	}
+		cluster_members_begin(&s.cf);
 	else
-	{
-		AttrNumber	cols[4] = {1, 2, 3, 4};
-		Oid			ops[4] = {s.key_lt, Int8LessOperator, s.key_lt, Int8LessOperator};
-		Oid			colls[4] = {plan.key_collation, InvalidOid, plan.key_collation, InvalidOid};
-		bool		nullsfirst[4] = {false, false, false, false};
-
-		s.edgedesc = CreateTemplateTupleDesc(4);
-		TupleDescInitEntry(s.edgedesc, 1, "key_x", plan.key_typid, -1, 0);
-		TupleDescInitEntryCollation(s.edgedesc, 1, plan.key_collation);
-		TupleDescInitEntry(s.edgedesc, 2, "id_x", INT8OID, -1, 0);
-		TupleDescInitEntry(s.edgedesc, 3, "key_y", plan.key_typid, -1, 0);
-		TupleDescInitEntryCollation(s.edgedesc, 3, plan.key_collation);
-		TupleDescInitEntry(s.edgedesc, 4, "id_y", INT8OID, -1, 0);
-		s.edges = tuplesort_begin_heap(s.edgedesc, 4, cols, ops, colls, nullsfirst, work_mem,
-									   NULL, TUPLESORT_NONE);
-		s.edgeslot = MakeSingleTupleTableSlot(s.edgedesc, &TTSOpsVirtual);
-	}
+		cluster_edges_begin(&s.cf);
 	MemoryContextSwitchTo(old);
 
 	run_pairs(&plan, true, collect_pair, &s);
 
+	/* every row here came with a partner: no component of one row */
 	old = MemoryContextSwitchTo(s.cxt);
 	if (!representative)
-	{
-		finish_connected(&s);
-		tuplestore_end(s.members);
-	}
+		cluster_finish_connected(&s.cf);
 	else
-	{
-		finish_representative(&s);
-		ExecDropSingleTupleTableSlot(s.edgeslot);
-	}
+		cluster_finish_representative(&s.cf);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(s.cxt);
 	return true;

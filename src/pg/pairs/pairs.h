@@ -13,6 +13,7 @@
  *  pairs_exact.cpp    shingle hashes and exact Jaccard (the core, behind noexcept)
  *  pairs_funcs.cpp    minhash_similar_pairs
  *  pairs_clusters.cpp minhash_clusters (union-find, representative mode)
+ *  pairs_cluster_finish.{h,cpp}  from pairs to clusters (also for Citus)
  *  pairs_match.cpp    minhash_match: a batch of rows against the index, one merge
  *  pairs_pages.h      data pages by row id (hints, checks), for the walk and match
  *
@@ -210,6 +211,10 @@ void		pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *fun
 double		pairs_threshold_arg(FunctionCallInfo fcinfo, int argno);
 const char *pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool required);
 int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
+/* also for Citus tables (citus_pairs.cpp), whose pairs come from distributed SQL */
+void		pairs_check_index(Relation index);
+AttrNumber	pairs_column_attnum(Relation heap, const char *name, const char *what);
+Node	   *pairs_key_coercion(const PairsArgs *args, Relation heap, AttrNumber attnum);
 
 /* the part a global row id belongs to */
 static inline int

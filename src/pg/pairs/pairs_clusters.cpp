@@ -28,6 +28,7 @@
 
 #include "pg/citus/citus.h"
 #include "pg/pairs/pairs.h"
+#include "pg/pairs/pairs_cluster_finish.h"
 
 extern "C" {
 #include "catalog/pg_operator.h"
@@ -41,7 +42,6 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
-#include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(minhash_clusters);
@@ -72,34 +72,10 @@ typedef struct ClassRoot
 
 #define NO_ROW	PG_UINT32_MAX
 
-/* a row as the sorts below see it */
-typedef struct ClusterRow
-{
-	Datum		key;
-	uint32		rowid;
-	Datum		keep;			/* the keep column, when there is one */
-	bool		keep_isnull;
-} ClusterRow;
-
 typedef struct ClusterState
 {
 	ClusterMode mode;
-	Tuplestorestate *out;		/* the result: (key, cluster_id) */
-	TupleDesc	outdesc;
-	Oid			key_lt;			/* the key type's < */
-	bool		has_keep;		/* the order starts with the keep column */
-	Oid			keep_op;		/* its type's < (ascending) or > (keep_desc) */
-
-	/* connected: union-find over row ids, and the rows seen with their keys */
-	uint32	   *parent;
-	uint8	   *seen;
-	Tuplestorestate *members;	/* (rowid, key[, keep]) of each row in a pair, once */
-	TupleDesc	memberdesc;
-
-	/* representative: both directions of every pair, sorted by the first row */
-	Tuplesortstate *edges;		/* (key_x, rowid_x, key_y, rowid_y[, keep_x]) */
-	TupleDesc	edgedesc;
-	TupleTableSlot *edgeslot;
+	ClusterFinish cf;			/* the order of rows, union-find, edges, the result */
 
 	/*
 	 * Classes of identical signatures from a collapsing walk (pairs.h): the
@@ -115,9 +91,6 @@ typedef struct ClusterState
 	TupleTableSlot *class_slot;
 } ClusterState;
 
-#define BIT_TEST(bits, i)	(((bits)[(i) >> 3] & (1 << ((i) & 7))) != 0)
-#define BIT_SET(bits, i)	((bits)[(i) >> 3] |= (uint8) (1 << ((i) & 7)))
-
 static ClusterRow
 cluster_row(const PairsRow *r)
 {
@@ -126,100 +99,13 @@ cluster_row(const PairsRow *r)
 	return c;
 }
 
-/*
- * Appends to a sort's keys the order of rows: [keep,] key, row id (the
- * columns where a tuple holds them; keepcol unused without keep). NULL keep
- * values sort last whichever way the column is ordered.
- */
-static int
-add_row_order(const PairsRun *run, const ClusterState *st, int n, AttrNumber keepcol,
-			  AttrNumber keycol, AttrNumber rowidcol, AttrNumber *cols, Oid *ops, Oid *colls,
-			  bool *nullsfirst)
-{
-	if (st->has_keep)
-	{
-		cols[n] = keepcol;
-		ops[n] = st->keep_op;
-		colls[n] = run->keep_collation;
-		nullsfirst[n++] = false;
-	}
-	cols[n] = keycol;
-	ops[n] = st->key_lt;
-	colls[n] = run->key_collation;
-	nullsfirst[n++] = false;
-	cols[n] = rowidcol;
-	ops[n] = Int8LessOperator;
-	colls[n] = InvalidOid;
-	nullsfirst[n++] = false;
-	return n;
-}
-
-/* a tuple descriptor's column for the keep column */
-static void
-init_keep_entry(const PairsRun *run, TupleDesc desc, AttrNumber col, const char *name)
-{
-	TupleDescInitEntry(desc, col, name, run->keep_type, -1, 0);
-	TupleDescInitEntryCollation(desc, col, run->keep_collation);
-}
-
-/* root of x, halving the path on the way */
-static uint32
-uf_find(uint32 *parent, uint32 x)
-{
-	while (parent[x] != x)
-	{
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
-}
-
-/* the larger root joins the smaller: roots only decrease, so finds stay short */
-static void
-uf_union(uint32 *parent, uint32 x, uint32 y)
-{
-	x = uf_find(parent, x);
-	y = uf_find(parent, y);
-	if (x < y)
-		parent[y] = x;
-	else if (y < x)
-		parent[x] = y;
-}
-
+/* connected: a row met in a pair (or in a class), once */
 static void
 remember_member(ClusterState *st, const PairsRow *r)
 {
-	Datum		values[3];
-	bool		nulls[3] = {false, false, r->keep_isnull};
+	ClusterRow	c = cluster_row(r);
 
-	if (BIT_TEST(st->seen, r->rowid))
-		return;
-	BIT_SET(st->seen, r->rowid);
-	values[0] = Int64GetDatum(r->rowid);
-	values[1] = r->key;
-	values[2] = r->keep;
-	tuplestore_putvalues(st->members, st->memberdesc, values, nulls);
-}
-
-/* representative: x's pair with y, to be met when x's turn comes */
-static void
-put_edge(ClusterState *st, const ClusterRow *x, const ClusterRow *y)
-{
-	TupleTableSlot *slot = st->edgeslot;
-
-	ExecClearTuple(slot);
-	slot->tts_values[0] = x->key;
-	slot->tts_values[1] = Int64GetDatum(x->rowid);
-	slot->tts_values[2] = y->key;
-	slot->tts_values[3] = Int64GetDatum(y->rowid);
-	memset(slot->tts_isnull, 0, sizeof(bool) * 4);
-	if (st->has_keep)
-	{
-		slot->tts_values[4] = x->keep;
-		slot->tts_isnull[4] = x->keep_isnull;
-	}
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(st->edges, slot);
+	cluster_add_member(&st->cf, &c);
 }
 
 /* representative: a visible row of a class, once */
@@ -228,15 +114,15 @@ add_class_member(ClusterState *st, uint32 cls, const PairsRow *r)
 {
 	TupleTableSlot *slot = st->class_slot;
 
-	if (r->status != PAIRS_ROW_VISIBLE || BIT_TEST(st->in_class, r->rowid))
+	if (r->status != PAIRS_ROW_VISIBLE || cluster_bit_test(st->in_class, r->rowid))
 		return;
-	BIT_SET(st->in_class, r->rowid);
+	cluster_bit_set(st->in_class, r->rowid);
 	ExecClearTuple(slot);
 	slot->tts_values[0] = Int64GetDatum(cls);
 	slot->tts_values[1] = r->key;
 	slot->tts_values[2] = Int64GetDatum(r->rowid);
 	memset(slot->tts_isnull, 0, sizeof(bool) * 3);
-	if (st->has_keep)
+	if (st->cf.has_keep)
 	{
 		slot->tts_values[3] = r->keep;
 		slot->tts_isnull[3] = r->keep_isnull;
@@ -268,7 +154,7 @@ join_class(ClusterState *st, uint32 first, const PairsRow *r)
 	if (e->visible == NO_ROW)
 		e->visible = (uint32) r->rowid;
 	else
-		uf_union(st->parent, e->visible, (uint32) r->rowid);
+		cluster_uf_union(st->cf.parent, e->visible, (uint32) r->rowid);
 }
 
 /*
@@ -307,8 +193,8 @@ collect_class_record(ClusterState *st, const PairsRow *a, const PairsRow *b, dou
 		a->status == PAIRS_ROW_VISIBLE, b->status == PAIRS_ROW_VISIBLE};
 	/*
 	 * A first row with no other rows is a class of one: itself if visible
-	 * (listed only if the edge holds: finish_connected drops components of
-	 * one row).
+	 * (listed only if the edge holds: cluster_finish_connected drops
+	 * components of one row).
 	 */
 	if (st->mode == CLUSTER_CONNECTED)
 	{
@@ -336,7 +222,7 @@ collect_pair(PairsRun *run, void *arg, const PairsRow *a, const PairsRow *b, dou
 	}
 	if (st->mode == CLUSTER_CONNECTED)
 	{
-		uf_union(st->parent, a->rowid, b->rowid);
+		cluster_uf_union(st->cf.parent, a->rowid, b->rowid);
 		remember_member(st, a);
 		remember_member(st, b);
 	}
@@ -345,18 +231,9 @@ collect_pair(PairsRun *run, void *arg, const PairsRow *a, const PairsRow *b, dou
 		ClusterRow	x = cluster_row(a);
 		ClusterRow	y = cluster_row(b);
 
-		put_edge(st, &x, &y);
-		put_edge(st, &y, &x);
+		cluster_put_edge(&st->cf, &x, &y);
+		cluster_put_edge(&st->cf, &y, &x);
 	}
-}
-
-static void
-emit(ClusterState *st, Datum key, Datum cluster_id)
-{
-	Datum		values[2] = {key, cluster_id};
-	bool		nulls[2] = {false, false};
-
-	tuplestore_putvalues(st->out, st->outdesc, values, nulls);
 }
 
 /* connected: a visible row of the class whose first row is x, or NO_ROW */
@@ -384,102 +261,8 @@ join_class_edges(ClusterState *st)
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (x != NO_ROW && y != NO_ROW)
-			uf_union(st->parent, x, y);
+			cluster_uf_union(st->cf.parent, x, y);
 	}
-}
-
-/*
- * Components: sort (root, [keep,] key, rowid); the key of each root's first
- * row is its cluster id. A component of one row (a row of a class edge that
- * did not hold) is no cluster: a row is listed once its component has a
- * second.
- */
-static void
-finish_connected(PairsRun *run, ClusterState *st)
-{
-	TupleDesc	desc = CreateTemplateTupleDesc(st->has_keep ? 4 : 3);
-	AttrNumber	cols[4] = {1};
-	Oid			ops[4] = {Int8LessOperator};
-	Oid			colls[4] = {InvalidOid};
-	bool		nullsfirst[4] = {false};
-	int			nkeys = add_row_order(run, st, 1, 4, 2, 3, cols, ops, colls, nullsfirst);
-	Tuplesortstate *sort;
-	TupleTableSlot *in;
-	TupleTableSlot *slot;
-	TupleTableSlot *sorted;
-	bool		have_root = false;
-	int64		root = 0;
-	Datum		cluster_id = (Datum) 0;
-	bool		first_listed = false;
-	uint64		n = 0;
-
-	join_class_edges(st);
-	TupleDescInitEntry(desc, 1, "root", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, 2, "key", run->args.key_type, -1, 0);
-	TupleDescInitEntryCollation(desc, 2, run->key_collation);
-	TupleDescInitEntry(desc, 3, "rowid", INT8OID, -1, 0);
-	if (st->has_keep)
-		init_keep_entry(run, desc, 4, "keep");
-	sort = tuplesort_begin_heap(desc, nkeys, cols, ops, colls, nullsfirst, work_mem, NULL,
-								TUPLESORT_NONE);
-	in = MakeSingleTupleTableSlot(st->memberdesc, &TTSOpsMinimalTuple);
-	slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	sorted = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-
-	tuplestore_rescan(st->members);
-	while (tuplestore_gettupleslot(st->members, true, false, in))
-	{
-		uint32		rowid;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(in);
-		rowid = (uint32) DatumGetInt64(in->tts_values[0]);
-		ExecClearTuple(slot);
-		slot->tts_values[0] = Int64GetDatum(uf_find(st->parent, rowid));
-		slot->tts_values[1] = in->tts_values[1];
-		slot->tts_values[2] = in->tts_values[0];
-		memset(slot->tts_isnull, 0, sizeof(bool) * 3);
-		if (st->has_keep)
-		{
-			slot->tts_values[3] = in->tts_values[2];
-			slot->tts_isnull[3] = in->tts_isnull[2];
-		}
-		ExecStoreVirtualTuple(slot);
-		tuplesort_puttupleslot(sort, slot);
-	}
-	tuplesort_performsort(sort);
-	while (tuplesort_gettupleslot(sort, true, false, sorted, NULL))
-	{
-		int64		r;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(sorted);
-		r = DatumGetInt64(sorted->tts_values[0]);
-		if (!have_root || r != root)
-		{
-			/* the key of the component's first row; copied, the slot is reused */
-			if (have_root && !run->key_typbyval)
-				pfree(DatumGetPointer(cluster_id));
-			have_root = true;
-			root = r;
-			cluster_id = datumCopy(sorted->tts_values[1], run->key_typbyval, run->key_typlen);
-			first_listed = false;
-			continue;
-		}
-		if (!first_listed)
-		{
-			/* a second row: the component is a cluster, its first row listed now */
-			emit(st, cluster_id, cluster_id);
-			first_listed = true;
-		}
-		emit(st, sorted->tts_values[1], cluster_id);
-	}
-	tuplesort_end(sort);
-	ExecDropSingleTupleTableSlot(in);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecDropSingleTupleTableSlot(sorted);
 }
 
 /* representative: the first row of a class in the order of rows, its pairs' other end */
@@ -506,7 +289,7 @@ class_member_row(const ClusterState *st, TupleTableSlot *m)
 
 	r.key = m->tts_values[1];
 	r.rowid = (uint32) DatumGetInt64(m->tts_values[2]);
-	r.keep_isnull = !st->has_keep || m->tts_isnull[3];
+	r.keep_isnull = !st->cf.has_keep || m->tts_isnull[3];
 	r.keep = r.keep_isnull ? (Datum) 0 : m->tts_values[3];
 	return r;
 }
@@ -515,7 +298,7 @@ class_member_row(const ClusterState *st, TupleTableSlot *m)
  * Representative: the pairs the classes stand for, as edges, with fewer of
  * them than the pairs themselves: each row of class T paired with the first
  * row of T and of every class similar to T, first in the order in which
- * finish_representative takes rows (keep column, key, row id). The
+ * cluster_finish_representative takes rows (keep column, key, row id). The
  * representatives are the same: every representative is the first row of its
  * class (the class's first row comes before it: free at its turn, that row
  * would have taken it; taken, then by a row similar to the whole class, which
@@ -600,91 +383,21 @@ expand_classes(PairsRun *run, ClusterState *st)
 		}
 		if (t.rowid != first->row.rowid)
 		{
-			put_edge(st, &first->row, &t);
-			put_edge(st, &t, &first->row);
+			cluster_put_edge(&st->cf, &first->row, &t);
+			cluster_put_edge(&st->cf, &t, &first->row);
 		}
 		for (Size j = at; j < nin && in[j].b == c; j++)
 		{
 			const ClassFirst *f = (const ClassFirst *) hash_search(firsts, &in[j].a, HASH_FIND, NULL);
 
-			put_edge(st, &f->row, &t);
-			put_edge(st, &t, &f->row);
+			cluster_put_edge(&st->cf, &f->row, &t);
+			cluster_put_edge(&st->cf, &t, &f->row);
 		}
 	}
 	tuplesort_end(st->class_members);
 	ExecDropSingleTupleTableSlot(m);
 	hash_destroy(firsts);
 	pfree(in);
-}
-
-/*
- * Representatives: rows in order ([keep,] key, row id); a row not yet taken
- * takes every neighbour not yet taken. Its neighbours before it are all
- * taken by then (had one been free at its own turn, it would have taken this
- * row), so the representative is its cluster's first row: the smallest key,
- * or the row kept by the keep column. Every member is a neighbour of its
- * representative: similar to it, at the threshold.
- */
-static void
-finish_representative(PairsRun *run, ClusterState *st)
-{
-	uint8	   *taken = st->seen;
-	TupleTableSlot *sorted = MakeSingleTupleTableSlot(st->edgedesc, &TTSOpsMinimalTuple);
-	bool		have_x = false;
-	uint32		x = 0;
-	Datum		xkey = (Datum) 0;
-	bool		is_rep = false;
-	uint64		members = 0;
-	uint64		n = 0;
-
-	tuplesort_performsort(st->edges);
-	for (;;)
-	{
-		bool		more = tuplesort_gettupleslot(st->edges, true, false, sorted, NULL);
-		uint32		rx = 0;
-
-		if ((++n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (more)
-		{
-			slot_getallattrs(sorted);
-			rx = (uint32) DatumGetInt64(sorted->tts_values[1]);
-		}
-		if (have_x && (!more || rx != x))
-		{
-			/* the previous row's neighbours are done */
-			if (is_rep && members > 0)
-				emit(st, xkey, xkey);
-			have_x = false;
-		}
-		if (!more)
-			break;
-		if (!have_x)
-		{
-			if (!run->key_typbyval && xkey != (Datum) 0)
-				pfree(DatumGetPointer(xkey));
-			have_x = true;
-			x = rx;
-			xkey = datumCopy(sorted->tts_values[0], run->key_typbyval, run->key_typlen);
-			is_rep = !BIT_TEST(taken, x);
-			if (is_rep)
-				BIT_SET(taken, x);
-			members = 0;
-		}
-		if (is_rep)
-		{
-			uint32		y = (uint32) DatumGetInt64(sorted->tts_values[3]);
-
-			if (!BIT_TEST(taken, y))
-			{
-				BIT_SET(taken, y);
-				emit(st, sorted->tts_values[2], xkey);
-				members++;
-			}
-		}
-	}
-	tuplesort_end(st->edges);
-	ExecDropSingleTupleTableSlot(sorted);
 }
 
 static ClusterMode
@@ -753,20 +466,26 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 				 errmsg("could not identify an ordering operator for type %s",
 						format_type_be(args.key_type)),
 				 errdetail("Each cluster is named after its first row in key order (after the keep column, if any).")));
-	st.key_lt = tce->lt_opr;
+	st.cf.key_lt = tce->lt_opr;
 	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE))
 		return (Datum) 0;		/* a Citus table, by distributed SQL */
 	InitMaterializedSRF(fcinfo, 0);
-	st.out = rsinfo->setResult;
-	st.outdesc = rsinfo->setDesc;
+	st.cf.out = rsinfo->setResult;
+	st.cf.outdesc = rsinfo->setDesc;
 
 	pairs_begin(&run, &args);
-	st.has_keep = OidIsValid(run.keep_type);
-	if (st.has_keep)
+	st.cf.key_type = args.key_type;
+	st.cf.key_collation = run.key_collation;
+	st.cf.key_typlen = run.key_typlen;
+	st.cf.key_typbyval = run.key_typbyval;
+	st.cf.has_keep = OidIsValid(run.keep_type);
+	if (st.cf.has_keep)
 	{
 		/* pairs_begin checked that it has both */
 		tce = lookup_type_cache(run.keep_type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-		st.keep_op = keep_desc ? tce->gt_opr : tce->lt_opr;
+		st.cf.keep_type = run.keep_type;
+		st.cf.keep_collation = run.keep_collation;
+		st.cf.keep_op = keep_desc ? tce->gt_opr : tce->lt_opr;
 	}
 	/* union-find and the edges name rows by 32-bit row ids: all partitions together */
 	if (run.nrowids > (uint64) PG_UINT32_MAX + 1)
@@ -776,49 +495,16 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 						PG_UINT32_MAX),
 				 errhint("Cluster each partition separately, or use minhash_similar_pairs.")));
 	oldcxt = MemoryContextSwitchTo(run.cxt);
-	st.seen = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	st.cf.seen = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	if (st.mode == CLUSTER_CONNECTED)
 	{
-		st.parent = (uint32 *) palloc_extended(sizeof(uint32) * Max(run.nrowids, 1), MCXT_ALLOC_HUGE);
+		st.cf.parent = (uint32 *) palloc_extended(sizeof(uint32) * Max(run.nrowids, 1), MCXT_ALLOC_HUGE);
 		for (uint64 i = 0; i < run.nrowids; i++)
-			st.parent[i] = (uint32) i;
-		st.memberdesc = CreateTemplateTupleDesc(st.has_keep ? 3 : 2);
-		TupleDescInitEntry(st.memberdesc, 1, "rowid", INT8OID, -1, 0);
-		TupleDescInitEntry(st.memberdesc, 2, "key", args.key_type, -1, 0);
-		if (st.has_keep)
-			init_keep_entry(&run, st.memberdesc, 3, "keep");
-		st.members = tuplestore_begin_heap(false, false, work_mem);
+			st.cf.parent[i] = (uint32) i;
+		cluster_members_begin(&st.cf);
 	}
 	else
-	{
-		/* by the first row ([keep_x,] key_x, rowid_x), then key_y, rowid_y */
-		AttrNumber	cols[5];
-		Oid			ops[5];
-		Oid			colls[5];
-		bool		nullsfirst[5];
-		int			nkeys = add_row_order(&run, &st, 0, 5, 1, 2, cols, ops, colls, nullsfirst);
-
-		cols[nkeys] = 3;
-		ops[nkeys] = st.key_lt;
-		colls[nkeys] = run.key_collation;
-		nullsfirst[nkeys++] = false;
-		cols[nkeys] = 4;
-		ops[nkeys] = Int8LessOperator;
-		colls[nkeys] = InvalidOid;
-		nullsfirst[nkeys++] = false;
-		st.edgedesc = CreateTemplateTupleDesc(st.has_keep ? 5 : 4);
-		TupleDescInitEntry(st.edgedesc, 1, "key_x", args.key_type, -1, 0);
-		TupleDescInitEntryCollation(st.edgedesc, 1, run.key_collation);
-		TupleDescInitEntry(st.edgedesc, 2, "rowid_x", INT8OID, -1, 0);
-		TupleDescInitEntry(st.edgedesc, 3, "key_y", args.key_type, -1, 0);
-		TupleDescInitEntryCollation(st.edgedesc, 3, run.key_collation);
-		TupleDescInitEntry(st.edgedesc, 4, "rowid_y", INT8OID, -1, 0);
-		if (st.has_keep)
-			init_keep_entry(&run, st.edgedesc, 5, "keep_x");
-		st.edges = tuplesort_begin_heap(st.edgedesc, nkeys, cols, ops, colls, nullsfirst, work_mem,
-										NULL, TUPLESORT_NONE);
-		st.edgeslot = MakeSingleTupleTableSlot(st.edgedesc, &TTSOpsVirtual);
-	}
+		cluster_edges_begin(&st.cf);
 	/* large groups of identical signatures in linear time (pairs_walk.cpp); exact pairs need every pair */
 	run.collapse = !args.exact;
 	if (run.collapse && st.mode == CLUSTER_CONNECTED)
@@ -838,16 +524,16 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 		Oid			ops[4] = {Int8LessOperator};
 		Oid			colls[4] = {InvalidOid};
 		bool		nullsfirst[4] = {false};
-		int			nkeys = add_row_order(&run, &st, 1, 4, 2, 3, cols, ops, colls, nullsfirst);
+		int			nkeys = cluster_row_order(&st.cf, 1, 4, 2, 3, cols, ops, colls, nullsfirst);
 
 		st.in_class = (uint8 *) palloc_extended(run.nrowids / 8 + 1, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		st.class_desc = CreateTemplateTupleDesc(st.has_keep ? 4 : 3);
+		st.class_desc = CreateTemplateTupleDesc(st.cf.has_keep ? 4 : 3);
 		TupleDescInitEntry(st.class_desc, 1, "class", INT8OID, -1, 0);
 		TupleDescInitEntry(st.class_desc, 2, "key", args.key_type, -1, 0);
 		TupleDescInitEntryCollation(st.class_desc, 2, run.key_collation);
 		TupleDescInitEntry(st.class_desc, 3, "rowid", INT8OID, -1, 0);
-		if (st.has_keep)
-			init_keep_entry(&run, st.class_desc, 4, "keep");
+		if (st.cf.has_keep)
+			cluster_keep_entry(&st.cf, st.class_desc, 4, "keep");
 		st.class_members = tuplesort_begin_heap(st.class_desc, nkeys, cols, ops, colls, nullsfirst,
 												work_mem, NULL, TUPLESORT_RANDOMACCESS);
 		st.class_slot = MakeSingleTupleTableSlot(st.class_desc, &TTSOpsVirtual);
@@ -859,8 +545,8 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 	oldcxt = MemoryContextSwitchTo(run.cxt);
 	if (st.mode == CLUSTER_CONNECTED)
 	{
-		finish_connected(&run, &st);
-		tuplestore_end(st.members);
+		join_class_edges(&st);
+		cluster_finish_connected(&st.cf);
 	}
 	else
 	{
@@ -869,8 +555,7 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 			expand_classes(&run, &st);
 			ExecDropSingleTupleTableSlot(st.class_slot);
 		}
-		finish_representative(&run, &st);
-		ExecDropSingleTupleTableSlot(st.edgeslot);
+		cluster_finish_representative(&st.cf);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	pairs_end(&run);

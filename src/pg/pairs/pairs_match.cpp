@@ -591,6 +591,20 @@ remember_leaf(Relation index, int hint, const LshCursor *cur)
 }
 
 /*
+ * The leaf just released decided by its high key which batch keys it holds;
+ * unless the walk goes on to its right sibling (whose read checks that its
+ * low key continues that high key), read the sibling for that check alone.
+ * A damaged high key would otherwise make keys of the leaves after it look
+ * absent: wrong answers instead of XX002.
+ */
+static void
+confirm_high(LshCursor *cur)
+{
+	if (lsh_cursor_next(cur))
+		lsh_cursor_release(cur);
+}
+
+/*
  * The chunk's keys (sorted) against a part's leaf level, in key order. The
  * cursor starts at a descent to the first key (under the metapage lock until
  * its leaf is locked, as a scan's range cursor) and goes right from leaf to
@@ -701,7 +715,10 @@ match_leaves(Match *m, int part)
 			break;				/* the last leaf: every key left was looked up in it */
 		i = cont >= 0 ? cont : j;
 		if (i >= n)
+		{
+			confirm_high(&cur);
 			break;
+		}
 		if (cont >= 0 || e[i].key - high <= high - low)
 		{
 			LshBufferHint *h = lsh_leaf_hint_for(index, hint + 1, cur.next);
@@ -713,7 +730,10 @@ match_leaves(Match *m, int part)
 				break;
 		}
 		else
+		{
+			confirm_high(&cur);
 			open = false;
+		}
 	}
 }
 

@@ -120,8 +120,9 @@ pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *funcname,
 	args->ext_namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
 }
 
-static AttrNumber
-column_attnum(Relation heap, const char *name, const char *what)
+/* a column of the table by name (what: "key column", ... for the message) */
+AttrNumber
+pairs_column_attnum(Relation heap, const char *name, const char *what)
 {
 	AttrNumber	attnum = get_attnum(RelationGetRelid(heap), name);
 
@@ -234,7 +235,7 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 
 	if (args->text_column != NULL)
 	{
-		AttrNumber	attnum = column_attnum(part->heap, args->text_column, "text column");
+		AttrNumber	attnum = pairs_column_attnum(part->heap, args->text_column, "text column");
 		Var		   *var = column_var(part->heap, attnum);
 
 		if (TypeCategory(var->vartype) != TYPCATEGORY_STRING)
@@ -394,8 +395,9 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 	}
 }
 
-static void
-check_lsh_index(Relation index)
+/* the index the call names is an lsh index that has every row */
+void
+pairs_check_index(Relation index)
 {
 	if (!lsh_is_lsh_index(index))
 		ereport(ERROR,
@@ -410,15 +412,13 @@ check_lsh_index(Relation index)
 }
 
 /*
- * The key expression of a table (the key column by name, coerced to the
- * type keys are returned as), adding the columns it reads to *used.
+ * The key column attnum of a table coerced to the type keys are returned as
+ * (an assignment cast, as INSERT would apply), with its collation.
  */
-static Node *
-key_expression(PairsRun *run, Relation heap, Bitmapset **used)
+Node *
+pairs_key_coercion(const PairsArgs *args, Relation heap, AttrNumber attnum)
 {
-	const PairsArgs *args = &run->args;
-	AttrNumber	keyattnum = column_attnum(heap, args->key_column, "key column");
-	Var		   *keyvar = column_var(heap, keyattnum);
+	Var		   *keyvar = column_var(heap, attnum);
 	Node	   *keyexpr;
 
 	keyexpr = coerce_to_target_type(NULL, (Node *) keyvar, keyvar->vartype, args->key_type, -1,
@@ -433,6 +433,20 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 						 format_type_be(keyvar->vartype))));
 	/* a coercion (say int to text) comes without a collation until assigned one */
 	assign_expr_collations(NULL, keyexpr);
+	return keyexpr;
+}
+
+/*
+ * The key expression of a table (the key column by name, coerced), adding
+ * the columns it reads to *used.
+ */
+static Node *
+key_expression(PairsRun *run, Relation heap, Bitmapset **used)
+{
+	const PairsArgs *args = &run->args;
+	Node	   *keyexpr = pairs_key_coercion(args, heap,
+											 pairs_column_attnum(heap, args->key_column, "key column"));
+
 	pull_varattnos(keyexpr, 1, used);
 	return keyexpr;
 }
@@ -445,7 +459,7 @@ key_expression(PairsRun *run, Relation heap, Bitmapset **used)
 static Var *
 keep_var(PairsRun *run, Relation heap, Bitmapset **used)
 {
-	Var		   *var = column_var(heap, column_attnum(heap, run->args.keep_column, "keep column"));
+	Var		   *var = column_var(heap, pairs_column_attnum(heap, run->args.keep_column, "keep column"));
 
 	*used = bms_add_member(*used, var->varattno - FirstLowInvalidHeapAttributeNumber);
 	return var;
@@ -498,7 +512,7 @@ check_key_code(PairsRun *run, Relation heap, Node *keyexpr)
 				 : errdetail("The conversion checks the constraints of domain %s, which belongs to neither the owner of table \"%s\" nor a superuser.",
 							 format_type_be(domain), RelationGetRelationName(heap)),
 				 errhint("Pass key_type => NULL::%s to get keys of the column's own type, and convert them in the query.",
-						 format_type_be(exprType((Node *) column_var(heap, column_attnum(heap, args->key_column, "key column")))))));
+						 format_type_be(exprType((Node *) column_var(heap, pairs_column_attnum(heap, args->key_column, "key column")))))));
 }
 
 /*
@@ -569,7 +583,7 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 
 	part->heap = heap;
 	part->index = index;
-	check_lsh_index(index);
+	pairs_check_index(index);
 	/*
 	 * What the call reads, checked before anything is evaluated: the key
 	 * (coerced as the caller, as a SELECT of the column would be), the text
@@ -579,7 +593,7 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 	if (args->keep_column != NULL)
 		part->keep_node = (Node *) keep_var(run, heap, &used);
 	if (args->exact && args->text_column != NULL)
-		used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
+		used = bms_add_member(used, pairs_column_attnum(heap, args->text_column, "text column") -
 							  FirstLowInvalidHeapAttributeNumber);
 	index_columns(index, &used);
 	if (check_acl)
@@ -786,12 +800,12 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 		Bitmapset  *used = NULL;
 		Var		   *keep = NULL;
 
-		check_lsh_index(index);
+		pairs_check_index(index);
 		run->key_collation = exprCollation(key_expression(run, heap, &used));
 		if (args->keep_column != NULL)
 			keep = keep_var(run, heap, &used);
 		if (args->text_column != NULL)
-			used = bms_add_member(used, column_attnum(heap, args->text_column, "text column") -
+			used = bms_add_member(used, pairs_column_attnum(heap, args->text_column, "text column") -
 								  FirstLowInvalidHeapAttributeNumber);
 		index_columns(index, &used);
 		check_privileges(run, heap, used);
