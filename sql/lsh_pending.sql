@@ -8,8 +8,9 @@ INSERT INTO lsh_pend SELECT i, minhash(ARRAY[(i / 3) * 100, (i / 3) * 100 + 1, (
     (i / 3) * 100 + 3, (i / 3) * 100 + 4, (i / 3) * 100 + 5, (i / 3) * 100 + 6, 1000000 + i])
 FROM generate_series(0, 299) i;
 CREATE INDEX lsh_pend_sig ON lsh_pend USING lsh (sig) WITH (fastupdate = on);
--- the option is off by default; an index without it takes inserts straight into the tree
-CREATE INDEX lsh_pend_sig_off ON lsh_pend USING lsh (sig);
+-- the option is on by default, as GIN's; an index with it off takes inserts straight into the tree
+CREATE INDEX lsh_pend_sig_default ON lsh_pend USING lsh (sig);
+CREATE INDEX lsh_pend_sig_off ON lsh_pend USING lsh (sig) WITH (fastupdate = off);
 SELECT c.relname, c.reloptions FROM pg_class c WHERE relname LIKE 'lsh_pend_sig%' ORDER BY 1;
 CREATE TABLE lsh_pend_expected AS
 SELECT a.id AS a, b.id AS b FROM lsh_pend a JOIN lsh_pend b ON a.id < b.id AND a.sig % b.sig;
@@ -22,6 +23,9 @@ FROM generate_series(300, 599) i;
 SELECT pending_pages, pending_rows, live_rows, entries = (live_rows - pending_rows) * bands AS pending_rows_without_entries
 FROM minhash_lsh_stats('lsh_pend_sig');
 SELECT pending_pages, pending_rows, entries = live_rows * bands AS all_entries FROM minhash_lsh_stats('lsh_pend_sig_off');
+SELECT pending_rows, entries = (live_rows - pending_rows) * bands AS pending_rows_without_entries
+FROM minhash_lsh_stats('lsh_pend_sig_default');
+SELECT * FROM minhash_lsh_check('lsh_pend_sig_default', true);
 SELECT * FROM minhash_lsh_check('lsh_pend_sig', true);
 
 -- every query finds the pending rows as the sequential scan does (the index
@@ -30,6 +34,7 @@ CREATE TABLE lsh_pend_truth AS
 SELECT q.id AS q, d.id AS d FROM lsh_pend q, lsh_pend d WHERE d.sig % q.sig;
 SET enable_seqscan = off;
 DROP INDEX lsh_pend_sig_off;
+DROP INDEX lsh_pend_sig_default;
 SET enable_bitmapscan = off;
 SELECT id FROM lsh_pend WHERE sig % (SELECT sig FROM lsh_pend WHERE id = 450) ORDER BY id;
 SELECT count(*) AS index_scan_misses FROM lsh_pend_truth t

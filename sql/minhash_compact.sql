@@ -188,14 +188,4 @@ END
 $$;
 SELECT * FROM raw16_back ORDER BY id;
 
--- Phase 1: the lsh index and the all-pairs functions take 32-bit signatures
--- only; a compact one is refused with 0A000, never misread.
-CREATE TEMP TABLE compact_any (id int, sig minhash);
-INSERT INTO compact_any SELECT id, sig FROM compact;
-CREATE INDEX ON compact_any USING lsh (sig);
-\echo :LAST_ERROR_SQLSTATE
-CREATE TEMP TABLE lsh32 (id int, sig minhash);
-INSERT INTO lsh32 SELECT id, plain FROM compact;
-CREATE INDEX lsh32_idx ON lsh32 USING lsh (sig);
-INSERT INTO lsh32 VALUES (100, minhash('x', num_perm => 64, bits => 16));
-\echo :LAST_ERROR_SQLSTATE
+-- The lsh index over compact signatures: sql/lsh_compact.sql.

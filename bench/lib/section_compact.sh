@@ -6,9 +6,73 @@
 #    similarity of 300 planted pairs (word 5-shingles, as the generator
 #    computed it), per bits and k, beside the 8-bit share of equal values
 #    without the correction for chance collisions: the estimator's point;
-#  - the plot bench/plots/bbit_error.png of both.
-# The lsh index over compact signatures is not built yet (its bytes come
-# with it): bench/notes/2026-11-27-compact-index.md.
+#  - the plot bench/plots/bbit_error.png of both;
+#  - the lsh index over each width at the scale's rows (compact_index): heap
+#    signature plus index bytes per row, recall and error, CPU per `%` query,
+#    candidates per query, and what verifying every candidate in the table
+#    instead would cost (bench/notes/2026-11-27-compact-index-built.md).
+
+# "candidates returned" per query of `%` (t = 0.5) through the index of
+# table $1 (query cast $2), from EXPLAIN ANALYZE's lsh line over 200 queries.
+compact_candidates() {
+    q -c "SELECT minhash_bits('1:[1]')" -c "SET enable_seqscan = off" \
+      -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM queries q CROSS JOIN LATERAL (SELECT id FROM $1 d WHERE d.sig % q.sig$2) d WHERE q.qid <= 200" |
+        sed -n 's/.*candidates \([0-9]*\), verified [0-9]*, returned \([0-9]*\).*/\1 \2/p' |
+        awk '{ printf "%.1f %.1f\n", $1 / 200, $2 / 200 }'
+}
+
+# The lsh index over signatures of each width, at the scale's rows: a table
+# (id, sig) per setting, its index, and a table of the signatures alone for
+# the heap bytes (as in the table above).
+compact_index() {
+    local cfgs=("32||" "16|verify_bits = 16|" "16||" "8||") cfg w opts n=$ROWS base_total=""
+    tbl_start "The lsh index over compact signatures: $n rows of docs, k = 128, \`%\` at t = 0.5 over $NREC queries" \
+        "signatures|index options|heap B/row (signature)|index B/row|heap + index B/row|vs 32-bit|build s|recall J>=0.6|recall J>=0.5|MAE of jaccard()|CPU ms/query|candidates/query|rows to the executor/query|rows/query"
+    for cfg in "${cfgs[@]}"; do
+        IFS='|' read -r w opts _ <<<"$cfg"
+        local t=ci_$w cast="" type=minhash
+        [ "$w" != 32 ] && { cast="::minhash(128, $w)"; type="minhash(128, $w)"; }
+        [ -n "$opts" ] && t=${t}x
+        q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $t, cih, res_ci" \
+          -c "CREATE TABLE $t AS SELECT id, sig$cast AS sig FROM docs" \
+          -c "CREATE TABLE cih AS SELECT sig$cast AS sig FROM docs" -c "VACUUM ANALYZE $t" -c "VACUUM ANALYZE cih" >/dev/null
+        local heap build idx total cpu rec cand
+        heap=$(q -c "SELECT pg_relation_size('cih')::float8 / count(*) FROM cih")
+        build=$(sql_ms "CREATE INDEX ${t}_idx ON $t USING lsh (sig) ${opts:+WITH ($opts)}")
+        idx=$(q -c "SELECT pg_relation_size('${t}_idx')::float8 / count(*) FROM $t")
+        total=$(calc "$heap + $idx")
+        [ -z "$base_total" ] && base_total=$total
+        cpu=$(PGOPTIONS="-c enable_seqscan=off" sql_cpu "CREATE TABLE res_ci AS SELECT q.qid, q.id AS qrow, d.id
+            FROM queries q CROSS JOIN LATERAL (SELECT id FROM $t d WHERE d.sig % q.sig$cast) d WHERE q.qid <= $NREC") || cpu="- -"
+        rec=$(q -F'|' -c "
+            WITH ret AS (SELECT r.qid, r.id FROM res_ci r WHERE r.id <> r.qrow),
+                 rel AS (SELECT qu.qid, t.o AS id, t.j FROM queries qu JOIN truth_sym t ON t.q = qu.id WHERE qu.qid <= $NREC),
+                 x AS (SELECT coalesce(rel.j, 0) AS j, ret.id IS NOT NULL AS got
+                       FROM ret FULL JOIN rel ON ret.qid = rel.qid AND ret.id = rel.id)
+            SELECT round(sum((got AND j >= 0.6)::int)::numeric / nullif(sum((j >= 0.6)::int), 0), 4),
+                   round(sum((got AND j >= 0.5)::int)::numeric / nullif(sum((j >= 0.5)::int), 0), 4),
+                   (SELECT round(avg(abs(jaccard(a.sig$cast, b.sig$cast) - t.j))::numeric, 4)
+                    FROM queries qu JOIN truth_sym t ON t.q = qu.id JOIN docs a ON a.id = t.q JOIN docs b ON b.id = t.o
+                    WHERE qu.qid <= $NREC),
+                   round(sum(got::int)::numeric / $NREC, 2)
+            FROM x" 2>/dev/null; q -c "DROP TABLE IF EXISTS res_ci" >/dev/null)
+        rec=${rec%%$'\n'*}
+        IFS='|' read -r r6 r5 mae rows <<<"$rec"
+        read -r cand ret <<<"$(compact_candidates "$t" "$cast")"
+        tbl_row "$w bits|${opts:-(default)}|$(fmt %.1f "$heap")|$(fmt %.1f "$idx")|$(fmt %.1f "$total")|$(fmt %.2f "$(calc "$total / $base_total")")|$(fmt %.1f "$(calc "$build / 1000")")|${r6:--}|${r5:--}|${mae:--}|$(fmt %.4f "$(calc "${cpu% *} * 1000 / $NREC")")|${cand:--}|${ret:--}|${rows:--}"
+        [ "$w" = 16 ] && [ -z "$opts" ] && CI16_CAND=$cand CI16_RET=$ret
+    done
+    # verifying in the table instead (no values in the slots): each candidate a heap
+    # fetch by TID and the operator, measured on 20,000 random rows of the 16-bit table
+    local fetch
+    # (the TIDs in a table: 20,000 of them in the statement's text overflow a command-line argument)
+    q -c "DROP TABLE IF EXISTS ci_tids" -c "CREATE TABLE ci_tids AS SELECT ctid AS t FROM ci_16 ORDER BY hashint4(id) LIMIT 20000" >/dev/null
+    fetch=$(sql_cpu "SELECT count(*) FROM ci_16 WHERE ctid = ANY((SELECT array_agg(t) FROM ci_tids)::tid[]) AND sig % (SELECT sig::minhash(128, 16) FROM queries WHERE qid = 1)") || fetch="- -"
+    CI_FETCH_US=$(calc "${fetch% *} * 1e6 / 20000")
+    tbl_note "heap B/row: pg_relation_size / rows of a table of the signatures alone (tuple header, line pointer, alignment); index B/row: pg_relation_size of the lsh index / rows (slots of 8 + k x bytes per value, band entries, internal pages). 16 bits (default) keeps 8 bits of each value in the slots and the executor rechecks what they let through; verify_bits = 16 keeps all 16 and verifies in the index. recall: of the truth pairs (exact Jaccard from the generator) of the first $NREC queries; MAE: mean |jaccard() - J| over those pairs. CPU: the backend's, for the $NREC queries in one statement (nested loop, index scan). candidates, rows to the executor: EXPLAIN ANALYZE's lsh counters (candidates, returned) over 200 queries. Verifying every candidate in the table instead of a copy in the slots (slots of 8 bytes, a TID and a state): a heap fetch by TID plus the operator, $(fmt %.2f "$CI_FETCH_US") µs of CPU each with the table in shared buffers (a TID scan of 20,000 random rows), i.e. about $(fmt %.3f "$(calc "${CI16_CAND:-0} * $CI_FETCH_US / 1000")") ms per query for ${CI16_CAND:-?} candidates, and a random heap read each beyond memory."
+    tbl_end
+    q -c "DROP TABLE IF EXISTS ci_32, ci_16x, ci_16, ci_8, cih, ci_tids" >/dev/null
+}
 
 section_compact() {
     section "compact signatures"
@@ -63,5 +127,6 @@ section_compact() {
     tbl_end
     gp bbit_error "info='$pairs planted pairs'"
     [ "$smoke" != 1 ] && cp "$PLOTS/bbit_error.png" "$bench/plots/"
+    have_am lsh && compact_index
     return 0
 }

@@ -1,8 +1,11 @@
 # Fast ingest (issue 13.2): batches of rows inserted into a table that already
 # holds the scale's ROWS documents, once per index configuration, side by
 # side in one run: the primary key only; + GIN over minhash_bands(sig)
-# fastupdate off / on; + lsh fastupdate off / on. Then `%` CPU per query with
-# an empty and with a full pending list, beside the planner's cost.
+# fastupdate off / on; + lsh with 1.1's default (fastupdate off) and with
+# today's (fastupdate on, a 1MB pending list), each right after a REINDEX
+# (leaves packed as a build leaves them). Then `%` CPU per query with an
+# empty pending list, a full one at the default limit and a full 4MB one,
+# beside the planner's cost.
 #
 # The table is a copy of docs (id primary key, cluster, body, sig). Each
 # configuration inserts the EXTRA rows of docs_extra (ids shifted so that
@@ -67,31 +70,47 @@ ingest_pct_cost() {
         grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
 }
 
-# `%` with an empty and with a full pending list (just below its limit), in
-# a table of its own printed after the ingest table (ING_PCT_TABLE).
+# minhash.lsh_pending_list_limit's default, kB (the library loaded first: it defines the setting)
+ingest_default_limit() {
+    q -c "SELECT minhash_bits('1:[1]')" -c "SELECT boot_val FROM pg_settings WHERE name = 'minhash.lsh_pending_list_limit'" | tail -n 1
+}
+
+# `%` with an empty pending list, then with a full one (just below its limit)
+# at 256 kB, at the default limit and at 4MB (1.1's default), each measured twice,
+# alternating with the empty list; in a table of its own printed after the
+# ingest table (ING_PCT_TABLE).
 ingest_pending_queries() {
-    local fill pr saved_rows saved_title
-    q -c "ANALYZE ingest" >/dev/null
-    # 4MB of signatures of k = 128 (8-byte slot header + 128 values)
-    fill=$(( 4096 * 1024 / (8 + 4 * 128) ))
-    [ "$fill" -gt "$EXTRA" ] && fill=$EXTRA
+    local pr kb fill off=900000000 row empty
+    q -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" -c "ANALYZE ingest" >/dev/null
     ING_PCT_TABLE=$(mktemp)
     {
         echo
         echo "#### \`%\` (t = 0.5) through the lsh index of ingest with fastupdate on: CPU per query, $NREC queries"
         echo
-        echo "| pending rows | CPU ms/query | rows/query | planner's estimate for the index scan |"
-        echo "|---|---|---|---|"
-        pr=$(ingest_pct_cpu) || pr="- -"
-        echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
-        q -c "INSERT INTO ingest SELECT id + 900000000, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" >/dev/null
-        q -c "ANALYZE ingest" >/dev/null
-        pr=$(ingest_pct_cpu) || pr="- -"
-        echo "| $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(ingest_pct_cost) |"
+        echo "| pending list limit | pending rows | CPU ms/query | rows/query | x empty list | planner's estimate for the index scan |"
+        echo "|---|---|---|---|---|---|"
+        for kb in 256 "$(ingest_default_limit)" 4096; do
+            for round in 1 2; do
+                q -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" -c "ANALYZE ingest" >/dev/null
+                pr=$(ingest_pct_cpu) || pr="- -"
+                empty=${pr% *}
+                echo "| - | 0 | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | 1.00 | $(ingest_pct_cost) |"
+                # the rows of signatures of k = 128 (8-byte slot header + 128 values) below the limit
+                fill=$(( kb * 1024 / (8 + 4 * 128) - 1 ))
+                [ "$fill" -gt "$EXTRA" ] && fill=$EXTRA
+                q -c "ALTER INDEX ingest_lsh SET (pending_list_limit = $kb)" \
+                  -c "INSERT INTO ingest SELECT id + $off, cluster, body, sig FROM docs_extra WHERE id <= $ROWS + $fill" \
+                  -c "ANALYZE ingest" >/dev/null
+                off=$((off + 10000000))
+                pr=$(ingest_pct_cpu) || pr="- -"
+                echo "| $kb kB | $(q -c "SELECT pending_rows FROM minhash_lsh_stats('ingest_lsh')") | $(fmt %.3f "${pr% *}") | $(fmt %.2f "${pr#* }") | $(fmt %.2f "$(calc "${pr% *} / $empty")") | $(ingest_pct_cost) |"
+            done
+        done
         echo
-        echo "Every scan reads the pending list and keeps the rows whose band keys (stored beside each pending row id) fall in its probe ranges, as the tree's would, then verifies those against their signatures; so a full list adds its pages and a key comparison per band and row to every query. The planner's estimate includes them (lsh_cost.cpp)."
+        echo "Every scan reads the pending list and keeps the rows whose band keys (stored beside each pending row id) fall in its probe ranges, as the tree's would, then verifies those against their signatures; so a full list adds its pages and a key comparison per band and row to every query. The planner's estimate includes them (lsh_cost.cpp). Each full list is measured right after the empty one before it (x empty list)."
     } >"$ING_PCT_TABLE"
-    q -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" >/dev/null
+    q -c "ALTER INDEX ingest_lsh RESET (pending_list_limit)" \
+      -c "SELECT minhash_lsh_clean_pending_list('ingest_lsh')" >/dev/null
 }
 
 section_ingest() {
@@ -114,14 +133,18 @@ section_ingest() {
     q -c "CREATE INDEX ingest_lsh ON ingest USING lsh (sig) WITH (threshold = 0.5, fastupdate = off)" >/dev/null
     local b r
     read -r b r < <(q -F' ' -c "SELECT bands, rows FROM minhash_lsh_stats('ingest_lsh')")
-    ingest_config "lsh (sig) WITH (threshold = 0.5): $b bands of $r, fastupdate off" 1 ""
-    q -c "ALTER INDEX ingest_lsh SET (fastupdate = on)" >/dev/null
-    ingest_config "lsh (sig) WITH (threshold = 0.5), fastupdate on" 2 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    ingest_config "lsh (sig) WITH (threshold = 0.5): $b bands of $r, fastupdate off (1.1's default)" 1 ""
+    # today's defaults, after a REINDEX: leaves packed as the one above started
+    q -c "ALTER INDEX ingest_lsh RESET (fastupdate)" -c "REINDEX INDEX ingest_lsh" >/dev/null
+    ingest_config "lsh (sig) WITH (threshold = 0.5) after REINDEX, the defaults: fastupdate on, pending list $(ingest_default_limit) kB" 2 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
     ingest_pending_queries
     # rebuilt with room in its leaves: the rows above split the leaves a
     # build packed to 95% (the default fillfactor) nearly all at once
-    q -c "ALTER INDEX ingest_lsh SET (fillfactor = 80)" -c "REINDEX INDEX ingest_lsh" >/dev/null
-    ingest_config "lsh (sig) WITH (threshold = 0.5, fillfactor = 80) after REINDEX, fastupdate on" 3 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    q -c "ALTER INDEX ingest_lsh SET (fillfactor = 80, pending_list_limit = 4096)" -c "REINDEX INDEX ingest_lsh" >/dev/null
+    ingest_config "lsh (sig) WITH (threshold = 0.5, fillfactor = 80, pending_list_limit = 4096) after REINDEX, fastupdate on" 3 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
+    # the same room in the leaves at the default limit: how much of the gain is the fillfactor's
+    q -c "ALTER INDEX ingest_lsh RESET (pending_list_limit)" -c "REINDEX INDEX ingest_lsh" >/dev/null
+    ingest_config "lsh (sig) WITH (threshold = 0.5, fillfactor = 80) after REINDEX, fastupdate on, pending list $(ingest_default_limit) kB" 6 "SELECT minhash_lsh_clean_pending_list('ingest_lsh');"
 
     q -c "DROP INDEX ingest_lsh" >/dev/null
     q -c "CREATE INDEX ingest_gin ON ingest USING gin (minhash_bands(sig, $b, $r)) WITH (fastupdate = off)" >/dev/null
@@ -132,7 +155,7 @@ section_ingest() {
     if [ "$(q -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
         tbl_row "pgvector HNSW|not available: pgvector is not installed here (no package for this PostgreSQL in scripts/install-deps.sh)|-|-|-|-|-|-|-"
     fi
-    tbl_note "CPU: the inserting backend's (/proc/self/schedstat), which the machine's other load does not inflate; wall: the server's clock around all batches. x PK only: the primary-key-only CPU per row divided by this row's (the issue's target for lsh fastupdate on: >= 0.3). WAL: pg_current_wal_insert_lsn() before and after, after a CHECKPOINT (so it includes the first-touch full-page images). Pending lists merge during the inserts whenever they pass their limit (gin_pending_list_limit / minhash.lsh_pending_list_limit, 4MB each); the last column adds the merge of what is left (gin_clean_pending_list / minhash_lsh_clean_pending_list). Cluster: synchronous_commit = off, shared_buffers as the scale's. Rows before: each configuration inserts into the table as the previous one left it."
+    tbl_note "CPU: the inserting backend's (/proc/self/schedstat), which the machine's other load does not inflate; wall: the server's clock around all batches. x PK only: the primary-key-only CPU per row divided by this row's (the issue's target for lsh fastupdate on: >= 0.3). WAL: pg_current_wal_insert_lsn() before and after, after a CHECKPOINT (so it includes the first-touch full-page images). Pending lists merge during the inserts whenever they pass their limit (gin_pending_list_limit 4MB; minhash.lsh_pending_list_limit, 1MB unless the row says otherwise); the last column adds the merge of what is left (gin_clean_pending_list / minhash_lsh_clean_pending_list). Cluster: synchronous_commit = off, shared_buffers as the scale's. Rows before: each configuration inserts into the table as the previous one left it."
     tbl_end
     cat "$ING_PCT_TABLE"
     cat "$ING_PCT_TABLE" >>"$RESULTS/report.md"

@@ -141,4 +141,18 @@ double bbit_jaccard(int matches, int k, int bits) noexcept {
     return std::clamp(bbit_estimate(matches, k, bits), 0.0, 1.0);
 }
 
+int bbit_min_matches(int k, int bits, double t) noexcept {
+    // bbit_jaccard grows with matches: the first count that reaches t, by
+    // bisection over [0, k + 1), evaluating exactly what jaccard() returns
+    int lo = 0, hi = std::max(k, 0) + 1;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (bbit_jaccard(mid, k, bits) >= t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 }  // namespace minhash

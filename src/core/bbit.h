@@ -65,4 +65,11 @@ double bbit_estimate(int matches, int k, int bits, double r1 = 0.0, double r2 = 
 // signatures as jaccard() reports it. At 32 bits exactly matches / k.
 double bbit_jaccard(int matches, int k, int bits) noexcept;
 
+// The fewest equal positions out of k for which bbit_jaccard(matches, k,
+// bits) >= t, or k + 1 when no count reaches t. An index that counts equal
+// values compares against this instead of computing the estimate per row;
+// since a narrower value agrees wherever the wider one does, a count at
+// fewer bits below it rules a row out at every wider width too.
+int bbit_min_matches(int k, int bits, double t) noexcept;
+
 }  // namespace minhash

@@ -73,14 +73,19 @@ inline void put_entry(uint8_t *content, int i, bool narrow, uint32_t low, uint32
     std::memcpy(p + 3, &rowid, sizeof(rowid));
 }
 
-// Data pages: fixed slots of a 6-byte TID, a 2-byte state and num_perm values.
-inline int slot_size(int num_perm) { return 8 + 4 * num_perm; }
-inline int slots_per_page(int content_size, int num_perm) {
-    return content_size / slot_size(num_perm);
+// Data pages: fixed slots of a 6-byte TID, a 2-byte state and num_perm values
+// of value_bytes each (4; 2 or 1 for the compact slots of format 5), the
+// slot rounded up to 4 bytes so that every slot's header stays aligned.
+inline int slot_size(int num_perm, int value_bytes = 4) {
+    return (8 + value_bytes * num_perm + 3) & ~3;
 }
-inline bool data_lower_ok(int pd_lower, int content_start, int content_size, int num_perm) {
+inline int slots_per_page(int content_size, int num_perm, int value_bytes = 4) {
+    return content_size / slot_size(num_perm, value_bytes);
+}
+inline bool data_lower_ok(int pd_lower, int content_start, int content_size, int num_perm,
+                          int value_bytes = 4) {
     return num_perm >= 1 && pd_lower == content_start +
-        slots_per_page(content_size, num_perm) * slot_size(num_perm);
+        slots_per_page(content_size, num_perm, value_bytes) * slot_size(num_perm, value_bytes);
 }
 
 }  // namespace minhash::lsh_layout

@@ -105,9 +105,11 @@ typedef struct MinHashSig
  *  - PG_GETARG_MINHASH_P / minhash_sig_detoast: as stored (any family and
  *    width; oph undensified), header and size checked;
  *  - DatumGetMinHashSig / minhash_sig_index_form: 32-bit values as the lsh
- *    index and the pairs functions read them through sig->values: an oph
- *    sketch densified (a copy), a compact signature refused (0A000), as
- *    those have no index form yet.
+ *    index reads them through sig->values: an oph sketch densified, a
+ *    compact signature's values zero-extended (copies). The header is the
+ *    datum's, so MinHashSigWidth still says how many bits the values have;
+ *    such a copy is a working form for the index, never a datum (its size
+ *    does not match its width code).
  */
 #define DatumGetMinHashSig(d) minhash_sig_index_form(d)
 #define PG_GETARG_MINHASH_P(n) minhash_sig_detoast(PG_GETARG_DATUM(n))
@@ -152,7 +154,7 @@ void		minhash_check_mergeable(const MinHashSig *a, const MinHashSig *b, const ch
 /* PG_DETOAST_DATUM plus ERRCODE_DATA_CORRUPTED if the header is not a valid version 1 */
 MinHashSig *minhash_sig_detoast(Datum d);
 
-/* the 32-bit, densified form the lsh index reads (see DatumGetMinHashSig) */
+/* the 32-bit, densified working form the lsh index reads (see DatumGetMinHashSig) */
 MinHashSig *minhash_sig_index_form(Datum d);
 
 /*

@@ -233,21 +233,16 @@ MinHashSig *
 minhash_sig_index_form(Datum d)
 {
 	MinHashSig *sig = minhash_sig_detoast(d);
-	MinHashSig *dense;
+	MinHashSig *wide;
 
-	if (MinHashSigWidth(sig) != MINHASH_WIDTH_32)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsh indexes and all-pairs searches do not take %d-bit minhash signatures yet",
-						MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
-				 errhint("Index, or search, the 32-bit signatures (minhash(...) without bits); cast them to minhash(%d, %d) where they are stored.",
-						 (int) sig->num_perm, MINHASH_WIDTH_BITS(MinHashSigWidth(sig)))));
-	if (MinHashSigFamily(sig) != MINHASH_FAMILY_OPH)
+	if (MinHashSigWidth(sig) == MINHASH_WIDTH_32 && MinHashSigFamily(sig) != MINHASH_FAMILY_OPH)
 		return sig;
-	dense = (MinHashSig *) palloc(VARSIZE(sig));
-	memcpy(dense, sig, offsetof(MinHashSig, values));
-	densify(sig, dense->values);
-	return dense;
+	/* a working copy with 32-bit values: the header (flags, so the width) as the datum's */
+	wide = (MinHashSig *) palloc(MINHASH_SIG_SIZE(sig->num_perm));
+	memcpy(wide, sig, offsetof(MinHashSig, values));
+	SET_VARSIZE(wide, MINHASH_SIG_SIZE(sig->num_perm));
+	minhash_sig_values32(sig, wide->values);
+	return wide;
 }
 
 MinHashSig *

@@ -114,6 +114,32 @@ TEST(Bbit, ChanceCollisionFormula) {
     EXPECT_LT(bbit_jaccard(64, 128, 8), 0.5);
 }
 
+// bbit_min_matches is the first count whose estimate reaches t: the index
+// compares counts with it, so it must agree with bbit_jaccard everywhere,
+// including thresholds that fall exactly on an estimate.
+TEST(Bbit, MinMatchesAgreesWithTheEstimate) {
+    for (int k : {1, 7, 64, 128, 1024})
+        for (int b : {32, 16, 8}) {
+            std::vector<double> ts = {0.0, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5, -0.5};
+            for (int m : {0, 1, k / 2, k - 1, k})
+                ts.push_back(bbit_jaccard(m, k, b));  // exactly on an estimate
+            for (double t : ts) {
+                const int need = bbit_min_matches(k, b, t);
+                ASSERT_GE(need, 0);
+                ASSERT_LE(need, k + 1);
+                if (need <= k)
+                    EXPECT_GE(bbit_jaccard(need, k, b), t) << k << " " << b << " " << t;
+                if (need >= 1)
+                    EXPECT_LT(bbit_jaccard(need - 1, k, b), t) << k << " " << b << " " << t;
+            }
+        }
+    EXPECT_EQ(bbit_min_matches(128, 32, 0.5), 64);
+    EXPECT_EQ(bbit_min_matches(128, 32, 0.0), 0);
+    EXPECT_EQ(bbit_min_matches(128, 16, 1.5), 129);  // no count reaches it
+    // chance collisions at 8 bits: 64 equal values estimate below 0.5
+    EXPECT_EQ(bbit_min_matches(128, 8, 0.5), 65);
+}
+
 // Simulation: pairs of sets with known Jaccard similarity, signed by the
 // native family; the corrected estimate's mean is J at 8 and 16 bits, the
 // plain share's is biased upwards by about (1 - J) 2^-b.

@@ -149,9 +149,12 @@ void fuzz_page(const uint8_t *data, size_t size) {
 
     // data pages: the slot array the pd_lower check accepts fits the content area
     const int num_perm = 1 + (data[3] | ((data[2] >> 2) << 8)) % kMaxValues;
-    if (lsh_layout::data_lower_ok(pd_lower, kContentStart, kContentSize, num_perm))
-        check(lsh_layout::slots_per_page(kContentSize, num_perm) * lsh_layout::slot_size(num_perm) <=
-              kContentSize);
+    const int value_bytes = 4 >> (data[2] >> 6) % 3;  // 32-, 16- or 8-bit slots
+    if (lsh_layout::data_lower_ok(pd_lower, kContentStart, kContentSize, num_perm, value_bytes)) {
+        const int slot = lsh_layout::slot_size(num_perm, value_bytes);
+        check(slot % 4 == 0 && slot >= 8 + value_bytes * num_perm);
+        check(lsh_layout::slots_per_page(kContentSize, num_perm, value_bytes) * slot <= kContentSize);
+    }
 }
 
 }  // namespace

@@ -186,6 +186,47 @@ like($near->{6500}, qr/^6500:0(\.0+)?,/, 'ORDER BY <%> returns a new row itself 
 is(self_find_missing($standby, 't', 't_sig_idx', 'index'), '0',
 	'every row found by its own signature on the standby');
 
+# --- compact signatures: format 5's 8-bit slots, and its pending list --------
+# An index of minhash(128, 16) signatures keeps 8 bits of each value (the
+# executor rechecks): its build, fast inserts, merge, deletes and VACUUM
+# replay to an index that answers as the primary's.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE tc (id bigint NOT NULL, sig minhash(128, 16));
+	INSERT INTO tc SELECT g, fam_sig(g)::minhash(128, 16) FROM generate_series(1, 3000) g;
+	CREATE INDEX tc_idx ON tc USING lsh (sig) WITH (fastupdate = on);
+	INSERT INTO tc SELECT g, fam_sig(g)::minhash(128, 16) FROM generate_series(3001, 3600) g;
+});
+is($primary->safe_psql('postgres', "SELECT pending_rows > 0 FROM minhash_lsh_stats('tc_idx')"), 't',
+	'compact: rows wait in the pending list');
+my $tc_sql = qq{
+	SELECT q, (SELECT string_agg(id::text, ',' ORDER BY id) FROM tc WHERE sig % fam_sig(q)::minhash(128, 16)),
+	       array_to_string(ARRAY(SELECT id FROM tc ORDER BY sig <%> fam_sig(q)::minhash(128, 16), id LIMIT 3), ',')
+	FROM unnest(ARRAY[$qarray]::bigint[]) q ORDER BY q};
+for my $stage ('compact, with a pending list', 'compact, merged, after deletes and VACUUM')
+{
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	for my $mode (sort keys %gucs)
+	{
+		like($standby->safe_psql('postgres', "$gucs{$mode} EXPLAIN (COSTS OFF) $tc_sql"), qr/tc_idx/,
+			"$stage: % uses the index ($mode) on the standby");
+		is($standby->safe_psql('postgres', "$gucs{$mode} $tc_sql"),
+			$primary->safe_psql('postgres', "$gucs{$mode} $tc_sql"),
+			"$stage: standby answers % and ORDER BY <%> like the primary ($mode)");
+	}
+	is(self_find_missing($standby, 'tc', 'tc_idx', 'index'), '0',
+		"$stage: every row found by its own signature on the standby");
+	check_clean($standby, 'tc_idx', "$stage: minhash_lsh_check is clean on the standby");
+	$primary->safe_psql('postgres', q{
+		SELECT minhash_lsh_clean_pending_list('tc_idx');
+		DELETE FROM tc WHERE id % 4 = 0;
+		VACUUM tc;
+	});
+}
+is($primary->safe_psql('postgres', q{
+	SET enable_seqscan = off;
+	SELECT string_agg(id::text, ',' ORDER BY id) FROM tc WHERE sig % fam_sig(3500)::minhash(128, 16)}),
+	'3497,3498,3499,3501,3502,3503', 'compact: % finds the live family of a row inserted after the build');
+
 # --- the replayed index is a working index after promotion ------------------
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')

@@ -74,14 +74,19 @@ lsh_init(void)
 					   "Weight of false negatives when choosing bands and rows for a threshold",
 					   -1.0, 0.0, 1000.0, AccessExclusiveLock);
 	/*
-	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert.
-	 * Off by default, unlike GIN: every scan reads the whole pending list, so
-	 * a full list adds to each query's CPU what the index exists to save
-	 * (docs/lsh.md, "Fast inserts"); ingest pipelines turn it on.
+	 * As GIN's: changeable with ALTER INDEX SET, applied to the next insert,
+	 * and on by default: an insert appends its row to the pending list in
+	 * one WAL record instead of writing ~30 leaves. Every scan compares the
+	 * pending rows' band keys, so the default limit
+	 * (minhash.lsh_pending_list_limit) bounds what a full list adds to a
+	 * query (bench/notes/2026-11-27-compact-index-and-ingest.md: at 1M rows
+	 * 1.6-1.8x the rows per second of fastupdate off, and a full 1MB list
+	 * 1.1-1.6x a `%` query's CPU). An index without reloptions has rd_options
+	 * NULL: LSH_DEFAULT_FASTUPDATE decides then.
 	 */
 	add_bool_reloption(lsh_relopt_kind, "fastupdate",
 					   "Inserts go to the pending list, merged into the tree in bulk",
-					   false, ShareUpdateExclusiveLock);
+					   LSH_DEFAULT_FASTUPDATE, ShareUpdateExclusiveLock);
 	add_int_reloption(lsh_relopt_kind, "pending_list_limit",
 					  "Size of the pending list's signatures that triggers its merge, in kB",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
@@ -94,6 +99,16 @@ lsh_init(void)
 	add_int_reloption(lsh_relopt_kind, "fillfactor",
 					  "Packs leaves to this percentage at build, leaving room for inserts",
 					  LSH_DEFAULT_FILLFACTOR, 10, 100, ShareUpdateExclusiveLock);
+	/*
+	 * Fixed at build like threshold: the bits of each signature value a data
+	 * slot keeps (8, 16 or 32, at most the signatures' own). Fewer than the
+	 * signatures have make verification a prefilter that the executor
+	 * completes against the table. 0: not given (8 for compact signatures,
+	 * 32 for 32-bit ones).
+	 */
+	add_int_reloption(lsh_relopt_kind, "verify_bits",
+					  "Bits of each signature value the index keeps to verify candidates",
+					  0, 8, 32, AccessExclusiveLock);
 	DefineCustomIntVariable("minhash.lsh_min_candidates",
 							"Verifies every signature in an lsh index when its bands yield fewer rows than this.",
 							"0 never widens the search. The widened scan is exact and reads only the index.",
@@ -143,6 +158,7 @@ lshoptions(Datum reloptions, bool validate)
 		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(LshOptions, fastupdate)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(LshOptions, pending_list_limit)},
 		{"fillfactor", RELOPT_TYPE_INT, offsetof(LshOptions, fillfactor)},
+		{"verify_bits", RELOPT_TYPE_INT, offsetof(LshOptions, verify_bits)},
 	};
 	LshOptions *opts;
 
@@ -177,6 +193,11 @@ lshoptions(Datum reloptions, bool validate)
 		if (fp == 0.0 && fn == 0.0)
 			option_error("lsh options \"fp_weight\" and \"fn_weight\" cannot both be 0", NULL);
 	}
+	if (opts->verify_bits != 0 && opts->verify_bits != 8 && opts->verify_bits != 16 &&
+		opts->verify_bits != 32)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lsh option \"verify_bits\" must be 8, 16 or 32, not %d", opts->verify_bits)));
 	if (has_bands && (int64) opts->bands * opts->rows > MINHASH_MAX_NUM_PERM)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

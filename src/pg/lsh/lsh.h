@@ -6,7 +6,10 @@
  * happens with probability 1 - (1 - s^r)^b for Jaccard similarity s. The
  * index keeps, per row, the signature itself (to verify candidates without a
  * heap visit) and one 7- or 8-byte entry per band, keyed by a 32-bit key of
- * the band. See docs/lsh.md for the user-facing side.
+ * the band. For compact signatures (format 5) it may keep fewer bits of each
+ * value than the signature has: verification is then a prefilter that never
+ * rejects a match, and the executor rechecks what passes against the table
+ * (xs_recheck). See docs/lsh.md for the user-facing side.
  *
  * The pages and their checks are in lsh_page.h; this header has what the
  * access method does with them: the callbacks, the checked walk, the leaf
@@ -71,6 +74,12 @@ extern "C" {
 #define LSH_BUILD_FILL		0.95	/* internal pages; leaves: the fillfactor option */
 #define LSH_DEFAULT_FILLFACTOR	95
 
+/*
+ * fastupdate when the index has no reloptions at all (rd_options is NULL
+ * then, so the reloption's own default never applies): on, as GIN's.
+ */
+#define LSH_DEFAULT_FASTUPDATE	true
+
 /* Subphases of CREATE INDEX, for pg_stat_progress_create_index */
 #define LSH_PHASE_SCAN		2
 #define LSH_PHASE_SORT		3
@@ -88,6 +97,7 @@ typedef struct LshOptions
 	bool		fastupdate;		/* inserts go to the pending list (version 3) */
 	int			pending_list_limit;	/* kB; -1: minhash.lsh_pending_list_limit */
 	int			fillfactor;		/* percent of a leaf a build fills */
+	int			verify_bits;	/* bits of each value a data slot keeps; 0: not given */
 } LshOptions;
 
 /* the parameters of an index, fixed once k is known */
@@ -101,7 +111,24 @@ typedef struct LshIndexParams
 	int			slots_per_page;
 	uint32		version;		/* on-disk version, LSH_VERSION_EXACT to LSH_VERSION */
 	minhash::PrefixLayout layout;	/* the band key layout (prefix keys from version 2) */
+	int			sig_width;		/* width code of the signatures (0 = 32 bits, 1 = 16, 2 = 8) */
+	int			slot_width;		/* width code of the values a slot keeps: sig_width or narrower */
+	Size		slot_size;		/* bytes of a data slot */
 } LshIndexParams;
+
+/*
+ * Does the index keep every bit of the signatures' values? Then it verifies
+ * candidates itself, with exactly the operators' estimate, and a slot gives
+ * its row's band keys back; else its slots' narrower values only rule rows
+ * out, what passes is rechecked against the table, and a row's band keys
+ * (computed from the signature's values) are in its entries and on its
+ * pending page only.
+ */
+static inline bool
+lsh_verifies_exactly(const LshIndexParams *params)
+{
+	return params->slot_width == params->sig_width;
+}
 
 /*
  * What one scan did, for EXPLAIN ANALYZE (lsh_explain.cpp): band probes
@@ -137,16 +164,25 @@ char	   *lshbuildphasename(int64 phasenum);
 
 /* lsh_meta.cpp: pages, the metapage and the parameters */
 void		lsh_init_page(Page page, uint16 type, uint16 level);
-void		lsh_init_data_page(Page page, int num_perm);
+void		lsh_init_data_page(Page page, int num_perm, int slot_width);
 void		lsh_init_metapage(Page page, const LshOptions *opts);
 Buffer		lsh_new_buffer(Relation index);
 void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
 							 double *threshold);
-void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family);
+void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int width);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);
+/* a signature's (in its index form, DatumGetMinHashSig) and (lsh_verifies_exactly) a stored slot's band keys */
+void		lsh_sig_band_keys(const LshIndexParams *params, const MinHashSig *sig, uint32 *keys);
+void		lsh_slot_band_keys(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *keys);
+/* values32 (an index form's) packed at the slot width into out, as a slot stores them */
+void		lsh_pack_values(const LshIndexParams *params, const uint32 *values32, void *out);
+/* a slot's values, zero-extended to 32 bits */
+void		lsh_slot_values32(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *out);
+/* positions where two arrays of values packed at the slot width agree */
+int			lsh_matching(const LshIndexParams *params, const void *a, const void *b);
 void		lsh_notice_format1(Relation index);
 
 /* lsh_probe.cpp: the probe rule shared by scans, all pairs, minhash_match and Citus */
@@ -391,9 +427,11 @@ IndexBulkDeleteResult *lshvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteRe
 
 /* lsh_check_heap.cpp: minhash_lsh_check's heapallindexed cross-check */
 typedef struct LshHeapCheck LshHeapCheck;
-LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot);
+LshHeapCheck *lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot,
+								  const LshIndexParams *params);
 void		lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params,
 								   const LshSlotHeader *slot);
+void		lsh_heapcheck_add_keys(LshHeapCheck *hc, const ItemPointerData *tid, const uint32 *keys, int n);
 void		lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *msg),
 								 void *arg);
 

@@ -277,6 +277,8 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	const LshMetaPageData *m;
 	const char *problem;
 	LshBufferHint *hint;
+	int			sig_width;
+	int			slot_width;
 
 	hint = RelationUsesLocalBuffers(index) ? NULL : meta_hint(index);
 	buf = hint != NULL ? lsh_hint_pin(hint, index, LSH_METAPAGE_BLKNO) : InvalidBuffer;
@@ -317,17 +319,26 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 	if (m->version < LSH_VERSION_PENDING &&
 		((PageHeader) page)->pd_lower > (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)
 		lsh_corrupted(index, "metapage longer than its version's", LSH_METAPAGE_BLKNO);
-	/* num_perm = 0: no signature seen yet, and nothing else is in use */
+	/*
+	 * num_perm = 0: no signature seen yet, and nothing else is in use. The
+	 * widths (version 5): known codes, the slots' no wider than the
+	 * signatures' (a wider slot width would have readers verify bits the
+	 * signatures lack); before version 5 both are 32 bits.
+	 */
+	sig_width = LSH_HAS_WIDTHS(m->version) ? m->sig_width : MINHASH_WIDTH_32;
+	slot_width = LSH_HAS_WIDTHS(m->version) ? m->slot_width : MINHASH_WIDTH_32;
 	if (m->num_perm > MINHASH_MAX_NUM_PERM || m->family >= MINHASH_NUM_FAMILIES ||
+		sig_width >= MINHASH_NUM_WIDTHS || slot_width >= MINHASH_NUM_WIDTHS || slot_width < sig_width ||
 		(m->num_perm != 0 &&
 		 (m->bands < 1 || m->rows < 1 || (int) m->bands * m->rows > m->num_perm ||
-		  m->slots_per_page != lsh_slots_per_page(m->num_perm))))
+		  m->slots_per_page != lsh_slots_per_page(m->num_perm, slot_width))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("lsh index \"%s\" is corrupted: invalid parameters in the metapage at block %u",
 						RelationGetRelationName(index), LSH_METAPAGE_BLKNO),
-				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page, family %d.",
-						   m->num_perm, m->bands, m->rows, m->slots_per_page, (int) m->family),
+				 errdetail("num_perm = %d, bands = %d, rows = %d, %d slots per page, family %d, width codes %d and %d.",
+						   m->num_perm, m->bands, m->rows, m->slots_per_page, (int) m->family,
+						   sig_width, slot_width),
 				 errhint("REINDEX the index; minhash_lsh_check() lists what is wrong.")));
 	if ((m->root == InvalidBlockNumber) != (m->height == 0) ||
 		(m->root == InvalidBlockNumber) != (m->leftmost == InvalidBlockNumber) ||

@@ -2,7 +2,8 @@
  * ALTER INDEX ... SET / RESET of an lsh index's build options.
  *
  * bands, rows, threshold, fp_weight and fn_weight fix the index's band
- * layout when it is built (the metapage keeps what was built). Changing them
+ * layout when it is built, verify_bits its data slots (the metapage keeps
+ * what was built). Changing them
  * afterwards would leave pg_class.reloptions describing another index than
  * the one on disk -- and pg_dump writes reloptions, so a restore would
  * silently build that other index. PostgreSQL gives an access method no
@@ -46,6 +47,7 @@ options_or_defaults(const LshOptions *o)
 	d.rows = o ? o->rows : 0;
 	d.fp_weight = o ? o->fp_weight : -1;
 	d.fn_weight = o ? o->fn_weight : -1;
+	d.verify_bits = o ? o->verify_bits : 0;
 	return d;
 }
 
@@ -106,14 +108,14 @@ lsh_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	after = new_options(objectId);
 	if (before.threshold != after.threshold || before.bands != after.bands ||
 		before.rows != after.rows || before.fp_weight != after.fp_weight ||
-		before.fn_weight != after.fn_weight)
+		before.fn_weight != after.fn_weight || before.verify_bits != after.verify_bits)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot change the options of lsh index \"%s\"",
 						RelationGetRelationName(index)),
 				 errdetail("bands, rows, threshold, fp_weight and fn_weight fix the index's bands when it "
-						   "is built; the index would keep them while its definition, and so pg_dump, "
-						   "described another index."),
+						   "is built, verify_bits its signature store; the index would keep them while its "
+						   "definition, and so pg_dump, described another index."),
 				 errhint("Build a new index with the new options (CREATE INDEX CONCURRENTLY ... WITH (...)), "
 						 "then drop this one.")));
 	RelationClose(index);

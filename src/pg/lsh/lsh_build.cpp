@@ -215,7 +215,8 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	sig = DatumGetMinHashSig(values[0]);
 	if (!st->have_params)
 	{
-		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig));
+		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig),
+						   MinHashSigWidth(sig));
 		/* parallel: the first participant's parameters are everyone's */
 		if (st->shared)
 			lsh_shared_adopt_params(st);
@@ -230,19 +231,17 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		lsh_build_flush_data(st);
 	if (!st->have_data)
 	{
-		lsh_init_page(page, LSH_PAGE_DATA, 0);
-		((PageHeader) page)->pd_lower = LSH_CONTENT_START +
-			st->params.slots_per_page * LSH_SLOT_SIZE(st->params.num_perm);
+		lsh_init_data_page(page, st->params.num_perm, st->params.slot_width);
 		st->have_data = true;
 	}
 	slotno = LshPageGetOpaque(page)->count++;
-	slot = LshDataSlot(page, slotno, st->params.num_perm);
+	slot = LshDataSlot(page, slotno, st->params.slot_size);
 	slot->tid = *tid;
 	slot->state = LSH_SLOT_LIVE;
-	memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * st->params.num_perm);
+	lsh_pack_values(&st->params, sig->values, LshSlotValues(slot));
 	st->meta.nslots++;
 
-	lsh_band_keys(&st->params, sig->values, st->pagekeys + (Size) slotno * st->params.bands);
+	lsh_sig_band_keys(&st->params, sig, st->pagekeys + (Size) slotno * st->params.bands);
 	MemoryContextSwitchTo(oldcxt);
 	st->index_tuples += 1;
 	MemoryContextReset(st->tmpctx);
@@ -510,12 +509,17 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 	st = (LshBuildState *) palloc(sizeof(LshBuildState));
 	lsh_build_state_init(st, index, LshPageGetMeta((Page) metabuf.data), NULL);
 
-	/* With a typmod, k is known now: reject impossible bands * rows before scanning */
+	/*
+	 * With a typmod, k and the width are known now: reject impossible bands *
+	 * rows, or verify_bits beyond the width, before scanning
+	 */
 	if (typmod > 0)
 	{
 		LshMetaPageData probe = st->meta;
 
-		lsh_resolve_params(&probe, typmod, 0, MINHASH_FAMILY_NATIVE);
+		lsh_resolve_params(&probe, MinHashTypmodNumPerm(typmod), 0, MINHASH_FAMILY_NATIVE,
+						   MinHashTypmodWidth(typmod) < MINHASH_NUM_WIDTHS ? MinHashTypmodWidth(typmod)
+						   : MINHASH_WIDTH_32);
 	}
 
 	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO, false);

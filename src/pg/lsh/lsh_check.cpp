@@ -185,15 +185,26 @@ check_meta(LshChecker *c)
 	{
 		if (m->root != InvalidBlockNumber || m->nslots != 0 || m->free_head != InvalidBlockNumber)
 			problem(c, "metapage: no parameters yet, but rows, a tree or a free list are recorded");
+		lsh_meta_params(m, &c->params);
 		return true;
 	}
 	if (m->num_perm > MINHASH_MAX_NUM_PERM || m->bands < 1 || m->rows < 1 ||
 		(int) m->bands * m->rows > m->num_perm)
 		problem(c, "metapage: invalid parameters num_perm = %d, bands = %d, rows = %d",
 				m->num_perm, m->bands, m->rows), ok = false;
-	if (m->slots_per_page != lsh_slots_per_page(m->num_perm))
-		problem(c, "metapage: %d slots per page, expected %d for num_perm = %d",
-				m->slots_per_page, lsh_slots_per_page(m->num_perm), m->num_perm), ok = false;
+	if (LSH_HAS_WIDTHS(m->version) &&
+		(m->sig_width >= MINHASH_NUM_WIDTHS || m->slot_width >= MINHASH_NUM_WIDTHS ||
+		 m->slot_width < m->sig_width))
+	{
+		problem(c, "metapage: invalid width codes %d (signatures) and %d (slots)",
+				m->sig_width, m->slot_width);
+		return false;
+	}
+	lsh_meta_params(m, &c->params);
+	if (m->slots_per_page != lsh_slots_per_page(m->num_perm, c->params.slot_width))
+		problem(c, "metapage: %d slots per page, expected %d for num_perm = %d at %d bits",
+				m->slots_per_page, lsh_slots_per_page(m->num_perm, c->params.slot_width), m->num_perm,
+				MINHASH_WIDTH_BITS(c->params.slot_width)), ok = false;
 	if (m->root != InvalidBlockNumber &&
 		(m->root >= c->nblocks || m->leftmost >= c->nblocks || m->height < 1))
 		problem(c, "metapage: tree root %u, leftmost leaf %u or height %d out of range",
@@ -361,6 +372,15 @@ get_pair(Tuplesortstate *sort, uint32 *rowid, uint32 *key)
 	return true;
 }
 
+/* the band a key belongs to: its top band_bits (version 2 on) */
+static inline uint32
+key_band(const LshIndexParams *params, uint32 key)
+{
+	int			bb = params->layout.band_bits;
+
+	return bb == 0 ? 0 : key >> (32 - bb);
+}
+
 /*
  * Compare the leaves' entries, sorted by (row id, key), with the band keys of
  * each allocated slot, taken in row id order from a second pass over the data
@@ -368,12 +388,19 @@ get_pair(Tuplesortstate *sort, uint32 *rowid, uint32 *key)
  * row lacking entries is remembered for the visibility test in check_rows. A
  * DEAD row may lack entries (VACUUM removes them before freeing the slot).
  * Every entry in the sort names an allocated slot (check_leaf_entries).
+ *
+ * An index whose slots keep fewer bits than its signatures cannot give a
+ * row's band keys back from its slot: there every entry must be of a band of
+ * its own, one per band (the keys compared by their band numbers), and with
+ * heapallindexed the row's whole set of keys is compared with those of the
+ * signature its heap tuple holds (lsh_heapcheck_add_keys).
  */
 static void
 check_pairs(LshChecker *c)
 {
 	int			spp = c->params.slots_per_page;
 	int			nb = c->params.bands;
+	bool		bykeys = lsh_verifies_exactly(&c->params);	/* the slots give the keys */
 	LshArray<uint32> found = {};
 	uint32		a_rowid = 0;
 	uint32		a_key = 0;
@@ -398,12 +425,20 @@ check_pairs(LshChecker *c)
 			Size		j = 0;
 			const char *sproblem;	/* listed by check_pages */
 
+			const LshSlotHeader *slot;
+			bool		complete = true;
+
 			if (c->slotstate[rowid] == LSH_SLOT_FREE)
 				continue;
-			lsh_band_keys(&c->params,
-						  LshSlotValues(lsh_slot_read(c->index, page, &c->params, s, blkno, &sproblem)),
-						  c->keys);
-			qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
+			slot = lsh_slot_read(c->index, page, &c->params, s, blkno, &sproblem);
+			if (bykeys)
+			{
+				lsh_slot_band_keys(&c->params, slot, c->keys);
+				qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
+			}
+			else
+				for (int b = 0; b < nb; b++)
+					c->keys[b] = (uint32) b;	/* band numbers, ascending as keys are */
 			found.clear();
 			while (have_a && a_rowid == rowid)
 			{
@@ -413,16 +448,20 @@ check_pairs(LshChecker *c)
 			/* both sorted: a merge finds the extra and the missing keys */
 			while (i < nb || j < found.n)
 			{
-				if (j >= found.n || (i < nb && c->keys[i] < found.data[j]))
+				uint32		f = j < found.n ? (bykeys ? found.data[j] : key_band(&c->params, found.data[j])) : 0;
+
+				if (j >= found.n || (i < nb && c->keys[i] < f))
 				{
 					if (c->slotstate[rowid] == LSH_SLOT_LIVE)
 						c->missing[rowid]++;
+					complete = false;
 					i++;
 				}
-				else if (i >= nb || found.data[j] < c->keys[i])
+				else if (i >= nb || f < c->keys[i])
 				{
 					problem(c, "entry (key %u, row id %u): not a band key of the row, or repeated",
 							found.data[j], rowid);
+					complete = false;
 					j++;
 				}
 				else
@@ -431,6 +470,10 @@ check_pairs(LshChecker *c)
 					j++;
 				}
 			}
+			/* the keys themselves, against the heap tuple's signature */
+			if (!bykeys && complete && c->heapcheck != NULL && sproblem == NULL &&
+				c->slotstate[rowid] == LSH_SLOT_LIVE)
+				lsh_heapcheck_add_keys(c->heapcheck, &slot->tid, found.data, nb);
 		}
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
@@ -701,7 +744,9 @@ pending_row(void *arg, uint32 rowid, const uint32 *keys)
  * skip the row by them, so a wrong key would hide it silently. Read after
  * the list walk (an insert locks a data page before a pending page: no data
  * page is read while a pending page is locked). Damaged data pages and free
- * slots are listed by the other passes.
+ * slots are listed by the other passes. Where the slots keep fewer bits than
+ * the signatures, each key must be of its band, and with heapallindexed the
+ * keys are compared with the heap tuple's signature's.
  */
 static void
 check_pending_keys(LshChecker *c)
@@ -717,20 +762,44 @@ check_pending_keys(LshChecker *c)
 		Buffer		buf;
 		Page		page;
 		const char *sproblem;
+		const LshSlotHeader *slot;
+		ItemPointerData tid;
+		bool		live;
 
 		if (c->slotstate[rowid] == LSH_SLOT_FREE || c->ptype[blkno] != PT_DATA || c->damaged[blkno])
 			continue;
 		buf = ReadBuffer(c->index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		lsh_band_keys(&c->params,
-					  LshSlotValues(lsh_slot_read(c->index, page, &c->params,
-												  lsh_rowid_slot(&c->params, rowid), blkno, &sproblem)),
-					  c->keys);
+		slot = lsh_slot_read(c->index, page, &c->params, lsh_rowid_slot(&c->params, rowid), blkno,
+							 &sproblem);
+		tid = slot->tid;
+		live = slot->state == LSH_SLOT_LIVE;
+		if (lsh_verifies_exactly(&c->params))
+			lsh_slot_band_keys(&c->params, slot, c->keys);
 		UnlockReleaseBuffer(buf);
-		if (memcmp(c->keys, rec + 1, sizeof(uint32) * nb) != 0)
-			problem(c, "pending row id %u: the band keys on its pending page are not its signature's",
-					rowid);
+		if (lsh_verifies_exactly(&c->params))
+		{
+			if (memcmp(c->keys, rec + 1, sizeof(uint32) * nb) != 0)
+				problem(c, "pending row id %u: the band keys on its pending page are not its signature's",
+						rowid);
+		}
+		else
+		{
+			bool		bands_ok = true;
+
+			for (int b = 0; b < nb; b++)
+				bands_ok = bands_ok && key_band(&c->params, rec[1 + b]) == (uint32) b;
+			if (!bands_ok)
+				problem(c, "pending row id %u: the band keys on its pending page are not its signature's",
+						rowid);
+			else if (c->heapcheck != NULL && sproblem == NULL && live)
+			{
+				memcpy(c->keys, rec + 1, sizeof(uint32) * nb);
+				qsort(c->keys, nb, sizeof(uint32), lsh_uint32_cmp);
+				lsh_heapcheck_add_keys(c->heapcheck, &tid, c->keys, nb);
+			}
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	c->pending_keyed.free();
@@ -777,7 +846,7 @@ minhash_lsh_check(PG_FUNCTION_ARGS)
 	else if (check_meta(&c))
 	{
 		if (heapallindexed)
-			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot);
+			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot, &c.params);
 		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		c.damaged = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);

@@ -28,6 +28,7 @@
  */
 #include "pg/pg_prelude.h"
 
+#include "core/bbit.h"
 #include "core/hash.h"
 #include "pg/lsh/lsh.h"
 
@@ -51,12 +52,14 @@ extern "C" {
 #define SIDE_HEAP	0			/* a visible heap tuple and its indexed value */
 #define SIDE_NULL	1			/* a visible heap tuple whose indexed value is NULL */
 #define SIDE_INDEX	2			/* a LIVE slot */
+#define SIDE_KEYS	3			/* a LIVE row's band keys, where its slot cannot give them */
 
 struct LshHeapCheck
 {
 	Relation	heap;
 	Relation	index;
 	Snapshot	snapshot;
+	LshIndexParams params;		/* the index's: its slot width */
 	TupleDesc	desc;
 	TupleTableSlot *slot;
 	Tuplesortstate *sort;
@@ -71,25 +74,44 @@ sort_key(const ItemPointerData *tid, int side)
 					((uint64) ItemPointerGetOffsetNumberNoCheck(tid) << 2) | (uint64) side);
 }
 
+/*
+ * A signature's digest as the index stores it: its values at the slot width
+ * (widened back to 32 bits), and its k, seed and width (the width code is 0
+ * for 32 bits, so 32-bit digests are what they were before compact slots).
+ */
 static int64
-sig_digest(int num_perm, uint64 seed, const uint32 *values)
+sig_digest(int num_perm, uint64 seed, int sig_width, const uint32 *values)
 {
-	uint64		header[2] = {seed, (uint64) num_perm};
+	uint64		header[2] = {seed, (uint64) num_perm | ((uint64) sig_width << 16)};
 
 	return (int64) (minhash::hash_bytes(values, sizeof(uint32) * num_perm) ^
 					minhash::hash_bytes(header, sizeof(header)));
 }
 
+/* the band keys of a row, sorted ascending */
+static int64
+keys_digest(const uint32 *keys, int n)
+{
+	return (int64) minhash::hash_bytes(keys, sizeof(uint32) * n);
+}
+
+/*
+ * An entry: its TID and side, the digest of the signature (as the slot keeps
+ * it) and, for a heap tuple of an index whose slots cannot give band keys,
+ * the digest of its band keys (SIDE_KEYS entries carry only that).
+ */
 static void
-put_entry(LshHeapCheck *hc, const ItemPointerData *tid, int side, int64 digest)
+put_entry(LshHeapCheck *hc, const ItemPointerData *tid, int side, int64 digest, int64 keys)
 {
 	TupleTableSlot *slot = hc->slot;
 
 	ExecClearTuple(slot);
 	slot->tts_values[0] = Int64GetDatum(sort_key(tid, side));
 	slot->tts_values[1] = Int64GetDatum(digest);
+	slot->tts_values[2] = Int64GetDatum(keys);
 	slot->tts_isnull[0] = false;
 	slot->tts_isnull[1] = false;
+	slot->tts_isnull[2] = false;
 	ExecStoreVirtualTuple(slot);
 	tuplesort_puttupleslot(hc->sort, slot);
 }
@@ -99,13 +121,14 @@ put_entry(LshHeapCheck *hc, const ItemPointerData *tid, int side, int64 digest)
  * the caller holds the check's locks on heap and index.
  */
 LshHeapCheck *
-lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
+lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot, const LshIndexParams *params)
 {
 	LshHeapCheck *hc = (LshHeapCheck *) palloc0(sizeof(LshHeapCheck));
 	AttrNumber	attnums[2] = {1, 2};
 	Oid			sortops[2] = {Int8LessOperator, Int8LessOperator};
 	Oid			collations[2] = {InvalidOid, InvalidOid};
 	bool		nullsfirst[2] = {false, false};
+	/* sorted by (TID and side, digest); the keys' digest rides along */
 
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
@@ -133,9 +156,11 @@ lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
 	hc->heap = heap;
 	hc->index = index;
 	hc->snapshot = snapshot;
-	hc->desc = CreateTemplateTupleDesc(2);
+	hc->params = *params;
+	hc->desc = CreateTemplateTupleDesc(3);
 	TupleDescInitEntry(hc->desc, 1, "key", INT8OID, -1, 0);
 	TupleDescInitEntry(hc->desc, 2, "digest", INT8OID, -1, 0);
+	TupleDescInitEntry(hc->desc, 3, "keys", INT8OID, -1, 0);
 	/* minimal: what tuplesort_gettupleslot stores into it */
 	hc->slot = MakeSingleTupleTableSlot(hc->desc, &TTSOpsMinimalTuple);
 	hc->sort = tuplesort_begin_heap(hc->desc, 2, attnums, sortops, collations, nullsfirst,
@@ -149,8 +174,18 @@ lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot)
 void
 lsh_heapcheck_add_slot(LshHeapCheck *hc, const LshIndexParams *params, const LshSlotHeader *slot)
 {
+	uint32		values[MINHASH_MAX_NUM_PERM];
+
+	lsh_slot_values32(params, slot, values);
 	put_entry(hc, &slot->tid, SIDE_INDEX,
-			  sig_digest(params->num_perm, params->seed, LshSlotValues(slot)));
+			  sig_digest(params->num_perm, params->seed, params->sig_width, values), 0);
+}
+
+/* The index side: a LIVE row's band keys (sorted), of an index whose slots cannot give them. */
+void
+lsh_heapcheck_add_keys(LshHeapCheck *hc, const ItemPointerData *tid, const uint32 *keys, int n)
+{
+	put_entry(hc, tid, SIDE_KEYS, 0, keys_digest(keys, n));
 }
 
 /* The heap side: called by table_index_build_scan for each visible tuple the index covers. */
@@ -164,13 +199,33 @@ heap_tuple_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 
 	if (isnull[0])
 	{
-		put_entry(hc, tid, SIDE_NULL, 0);
+		put_entry(hc, tid, SIDE_NULL, 0, 0);
 		return;
 	}
 	oldcxt = MemoryContextSwitchTo(hc->tmpcxt);
 	sig = DatumGetMinHashSig(values[0]);
 	MemoryContextSwitchTo(oldcxt);
-	put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, sig->values));
+	if (hc->params.slot_width != MINHASH_WIDTH_32 && sig->num_perm == hc->params.num_perm)
+	{
+		/* what the slot would hold: the values at the slot width; and the row's band keys */
+		uint32		packed[MINHASH_MAX_NUM_PERM];
+		uint32		kept[MINHASH_MAX_NUM_PERM];
+		int64		keys = 0;
+
+		lsh_pack_values(&hc->params, sig->values, packed);
+		minhash::widen_values(packed, sig->num_perm, (minhash::ValueWidth) hc->params.slot_width, kept);
+		if (!lsh_verifies_exactly(&hc->params))
+		{
+			uint32	   *k = (uint32 *) palloc(sizeof(uint32) * hc->params.bands);
+
+			lsh_sig_band_keys(&hc->params, sig, k);
+			qsort(k, hc->params.bands, sizeof(uint32), lsh_uint32_cmp);
+			keys = keys_digest(k, hc->params.bands);
+		}
+		put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, MinHashSigWidth(sig), kept), keys);
+	}
+	else
+		put_entry(hc, tid, SIDE_HEAP, sig_digest(sig->num_perm, sig->seed, MinHashSigWidth(sig), sig->values), 0);
 	MemoryContextReset(hc->tmpcxt);
 }
 
@@ -200,7 +255,7 @@ scan_heap(LshHeapCheck *hc)
 }
 
 static bool
-next_entry(LshHeapCheck *hc, int64 *key, int64 *digest)
+next_entry(LshHeapCheck *hc, int64 *key, int64 *digest, int64 *keys)
 {
 	bool		isnull;
 
@@ -208,6 +263,7 @@ next_entry(LshHeapCheck *hc, int64 *key, int64 *digest)
 		return false;
 	*key = DatumGetInt64(slot_getattr(hc->slot, 1, &isnull));
 	*digest = DatumGetInt64(slot_getattr(hc->slot, 2, &isnull));
+	*keys = DatumGetInt64(slot_getattr(hc->slot, 3, &isnull));
 	return true;
 }
 
@@ -220,26 +276,39 @@ lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *ms
 {
 	int64		key;
 	int64		digest;
+	int64		keys;
 	bool		more;
 	uint64		n = 0;
 	char		msg[256];
 
 	scan_heap(hc);
 	tuplesort_performsort(hc->sort);
-	more = next_entry(hc, &key, &digest);
+	more = next_entry(hc, &key, &digest, &keys);
 	while (more)
 	{
 		int64		tidkey = key >> 2;
 		ItemPointerData tid;
 		int			heap_side = -1;		/* SIDE_HEAP, SIDE_NULL, or none */
 		int64		heap_digest = 0;
+		int64		heap_keys = 0;
 		int			nslots = 0;
 
 		ItemPointerSet(&tid, (BlockNumber) (tidkey >> 16), (OffsetNumber) (tidkey & 0xFFFF));
-		for (; more && (key >> 2) == tidkey; more = next_entry(hc, &key, &digest))
+		for (; more && (key >> 2) == tidkey; more = next_entry(hc, &key, &digest, &keys))
 		{
 			int			side = (int) (key & 3);
 
+			if (side == SIDE_KEYS)
+			{
+				if (heap_side == SIDE_HEAP && keys != heap_keys)
+				{
+					snprintf(msg, sizeof(msg),
+							 "row (%u,%u): the index's band entries are not those of the indexed value of the visible heap tuple",
+							 ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid));
+					report(arg, msg);
+				}
+				continue;
+			}
 			if (side != SIDE_INDEX)
 			{
 				/* one visible version per HOT chain: the first one is it */
@@ -247,6 +316,7 @@ lsh_heapcheck_finish(LshHeapCheck *hc, void (*report) (void *arg, const char *ms
 				{
 					heap_side = side;
 					heap_digest = digest;
+					heap_keys = keys;
 				}
 				continue;
 			}

@@ -142,7 +142,7 @@ lsh_cost_index(IndexOptInfo *info, LshCostIndex *ci)
 		int			rows;
 		double		threshold;
 
-		ci->params.num_perm = typmod > 0 ? typmod : minhash::kDefaultNumPerm;
+		ci->params.num_perm = typmod > 0 ? MinHashTypmodNumPerm(typmod) : minhash::kDefaultNumPerm;
 		if (!lsh_choose_bands(meta, ci->params.num_perm, &bands, &rows, &threshold))
 		{
 			bands = Max(meta->opt_bands, 1);
@@ -150,7 +150,10 @@ lsh_cost_index(IndexOptInfo *info, LshCostIndex *ci)
 		}
 		ci->params.bands = bands;
 		ci->params.rows = rows;
-		ci->params.slots_per_page = lsh_slots_per_page(ci->params.num_perm);
+		/* the width of the first signature is not known yet: priced as 32-bit slots */
+		ci->params.sig_width = MINHASH_WIDTH_32;
+		ci->params.slot_width = MINHASH_WIDTH_32;
+		ci->params.slots_per_page = lsh_slots_per_page(ci->params.num_perm, MINHASH_WIDTH_32);
 		ci->params.version = LSH_VERSION;
 		ci->params.layout = minhash::prefix_layout(bands, rows);
 	}
@@ -161,7 +164,7 @@ lsh_cost_index(IndexOptInfo *info, LshCostIndex *ci)
 		fillfactor = ((LshOptions *) index->rd_options)->fillfactor;
 	ci->leaf_entries = LSH_TREE_CAPACITY * fillfactor / 100.0;
 	ci->leaf_pages = Max(1.0, ceil(ci->rows * ci->params.bands / ci->leaf_entries));
-	ci->sorted_leaves = meta->version >= LSH_VERSION;
+	ci->sorted_leaves = meta->version >= LSH_VERSION_SORTED;
 	ci->have_moments = lsh_meta_moments(meta, &ci->moments);
 	ci->scale = ci->have_moments ? ci->rows / Max(ci->moments.rows_at_build, 1.0) : 1.0;
 	if (ci->known && meta->build_entries > 0)

@@ -419,7 +419,7 @@ lshinsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 
 	keys = (uint32 *) palloc(sizeof(uint32) * params.bands);
 	full = (int *) palloc(sizeof(int) * params.bands);
-	lsh_band_keys(&params, sig->values, keys);
+	lsh_sig_band_keys(&params, sig, keys);
 	nfull = lsh_append_entries(index, keys, params.bands, rowid, full);
 	if (nfull > 0)
 	{

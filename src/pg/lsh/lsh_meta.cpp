@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "core/bbit.h"
 #include "core/lsh_params.h"
 #include "core/signature.h"
 
@@ -38,11 +39,11 @@ lsh_init_page(Page page, uint16 type, uint16 level)
 
 /* An empty data page: every slot FREE, pd_lower at the end of the last slot. */
 void
-lsh_init_data_page(Page page, int num_perm)
+lsh_init_data_page(Page page, int num_perm, int slot_width)
 {
 	lsh_init_page(page, LSH_PAGE_DATA, 0);
 	((PageHeader) page)->pd_lower = LSH_CONTENT_START +
-		lsh_slots_per_page(num_perm) * LSH_SLOT_SIZE(num_perm);
+		lsh_slots_per_page(num_perm, slot_width) * lsh_slot_size(num_perm, slot_width);
 }
 
 void
@@ -67,6 +68,7 @@ lsh_init_metapage(Page page, const LshOptions *opts)
 	meta->opt_rows = opts ? opts->rows : 0;
 	meta->opt_fp_weight = opts ? opts->fp_weight : -1;
 	meta->opt_fn_weight = opts ? opts->fn_weight : -1;
+	meta->opt_verify_bits = opts ? opts->verify_bits : 0;
 	/* GenericXLog zeroes what lies between pd_lower and pd_upper */
 	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(LshMetaPageData)) - (char *) page;
 }
@@ -105,6 +107,10 @@ lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params)
 		params->layout = minhash::prefix_layout(meta->bands, meta->rows);
 	else
 		memset(&params->layout, 0, sizeof(params->layout));
+	/* lsh_read_meta has checked the widths of a version-5 metapage */
+	params->sig_width = LSH_HAS_WIDTHS(meta->version) ? meta->sig_width : MINHASH_WIDTH_32;
+	params->slot_width = LSH_HAS_WIDTHS(meta->version) ? meta->slot_width : MINHASH_WIDTH_32;
+	params->slot_size = lsh_slot_size(meta->num_perm, params->slot_width);
 }
 
 /*
@@ -144,20 +150,60 @@ lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *row
 }
 
 /*
- * Fix the index's parameters once k is known: from explicit bands and rows, or
- * from the threshold (default 0.5) through the core's optimiser.
+ * The width code of the values the slots keep for signatures of this width:
+ * the option verify_bits, or by default 8 bits for compact signatures (the
+ * executor rechecks 16-bit ones against the table: a slot a quarter the
+ * size of a 32-bit one, bench/notes/2026-11-27-compact-index-built.md) and
+ * every bit of 32-bit ones (no recheck, as always).
+ */
+static int
+lsh_slot_width(const LshMetaPageData *meta, int width)
+{
+	minhash::ValueWidth w;
+
+	if (meta->opt_verify_bits <= 0)
+		return width == MINHASH_WIDTH_32 ? MINHASH_WIDTH_32 : (int) minhash::ValueWidth::Bits8;
+	if (!minhash::width_of_bits(meta->opt_verify_bits, &w))
+		elog(ERROR, "lsh option verify_bits = %d in the metapage", meta->opt_verify_bits);
+	if ((int) w < width)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lsh option verify_bits = %d exceeds the %d bits of the signatures",
+						meta->opt_verify_bits, MINHASH_WIDTH_BITS(width)),
+				 errhint("An index keeps at most the bits its signatures have: give verify_bits = %d or less.",
+						 MINHASH_WIDTH_BITS(width))));
+	return (int) w;
+}
+
+/*
+ * Fix the index's parameters once k and the signatures' width are known:
+ * from explicit bands and rows, or from the threshold (default 0.5) through
+ * the core's optimiser; the slots' width from verify_bits.
  */
 void
-lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family)
+lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int width)
 {
 	int			bands;
 	int			rows;
 	double		threshold;
+	int			slot_width = MINHASH_WIDTH_32;
 
 	if (num_perm < minhash::kMinNumPerm || num_perm > minhash::kMaxNumPerm)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("num_perm %d is out of range for an lsh index", num_perm)));
+	if (width < 0 || width >= MINHASH_NUM_WIDTHS)
+		elog(ERROR, "invalid minhash width code %d", width);
+	if (LSH_HAS_WIDTHS(meta->version))
+		slot_width = lsh_slot_width(meta, width);
+	else if (width != MINHASH_WIDTH_32)
+		/* an index built empty by an earlier build, whose format has no widths */
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsh index has on-disk version %u, which holds 32-bit signatures only",
+						meta->version),
+				 errhint("REINDEX the index: this build writes version %d, which takes %d-bit signatures.",
+						 LSH_VERSION, MINHASH_WIDTH_BITS(width))));
 	if (!lsh_choose_bands(meta, num_perm, &bands, &rows, &threshold))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -172,7 +218,12 @@ lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family)
 	meta->bands = (uint16) bands;
 	meta->rows = (uint16) rows;
 	meta->threshold = threshold;
-	meta->slots_per_page = (uint16) lsh_slots_per_page(num_perm);
+	meta->slots_per_page = (uint16) lsh_slots_per_page(num_perm, slot_width);
+	if (LSH_HAS_WIDTHS(meta->version))
+	{
+		meta->sig_width = (uint16) width;
+		meta->slot_width = (uint16) slot_width;
+	}
 }
 
 void
@@ -195,6 +246,70 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 						   "this one has num_perm = %d and seed = %lld.",
 						   params->num_perm, (long long) params->seed,
 						   (int) sig->num_perm, (long long) sig->seed)));
+	/* chance collisions depend on the width: so do estimates and band keys */
+	if (MinHashSigWidth(sig) != params->sig_width)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not match lsh index \"%s\"", what, RelationGetRelationName(index)),
+				 errdetail("The index holds %d-bit signatures; this one keeps %d bits of each value.",
+						   MINHASH_WIDTH_BITS(params->sig_width),
+						   MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
+				 MinHashSigWidth(sig) < params->sig_width ?
+				 errhint("Cast the signature to minhash(%d, %d): an explicit cast keeps the low bits of each value.",
+						 params->num_perm, MINHASH_WIDTH_BITS(params->sig_width)) :
+				 errhint("A signature cannot be widened: compare with %d-bit signatures.",
+						 MINHASH_WIDTH_BITS(params->sig_width))));
+}
+
+/*
+ * A signature's band keys: from its values at the signatures' width
+ * (zero-extended to 32 bits; the index form's values). Not from the slot
+ * width: a probe at depth m matches the first m values' keys, and 8-bit
+ * values would give the first value's 14 key bits only 8 bits of content
+ * (bench/notes/2026-11-27-compact-index-built.md measured 8.5 times the
+ * candidates at depth 4).
+ */
+void
+lsh_sig_band_keys(const LshIndexParams *params, const MinHashSig *sig, uint32 *keys)
+{
+	lsh_band_keys(params, sig->values, keys);
+}
+
+void
+lsh_slot_values32(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *out)
+{
+	minhash::widen_values(LshSlotValues(slot), params->num_perm,
+						  (minhash::ValueWidth) params->slot_width, out);
+}
+
+/* only where the slots keep every bit (lsh_verifies_exactly): else the keys are not in the slot */
+void
+lsh_slot_band_keys(const LshIndexParams *params, const LshSlotHeader *slot, uint32 *keys)
+{
+	uint32		values[MINHASH_MAX_NUM_PERM];
+
+	if (!lsh_verifies_exactly(params))
+		elog(ERROR, "lsh: band keys of a row whose slot keeps %d of its %d bits",
+			 MINHASH_WIDTH_BITS(params->slot_width), MINHASH_WIDTH_BITS(params->sig_width));
+	if (params->slot_width == MINHASH_WIDTH_32)
+	{
+		lsh_band_keys(params, (const uint32 *) LshSlotValues(slot), keys);
+		return;
+	}
+	lsh_slot_values32(params, slot, values);
+	lsh_band_keys(params, values, keys);
+}
+
+void
+lsh_pack_values(const LshIndexParams *params, const uint32 *values32, void *out)
+{
+	minhash::narrow_values(values32, params->num_perm, (minhash::ValueWidth) params->slot_width, out);
+}
+
+int
+lsh_matching(const LshIndexParams *params, const void *a, const void *b)
+{
+	return minhash::matching_packed(a, b, params->num_perm, (minhash::ValueWidth) params->slot_width);
 }
 
 /*

@@ -93,7 +93,7 @@ lsh_page_problem(Page page, uint16 types, int level, const LshIndexParams *param
 			return "data page with a level";
 		if (params != NULL && params->num_perm > 0 &&
 			(!minhash::lsh_layout::data_lower_ok(ph->pd_lower, LSH_CONTENT_START, LSH_CONTENT_SIZE,
-												 params->num_perm) ||
+												 params->num_perm, 4 >> params->slot_width) ||
 			 opaque->count > params->slots_per_page))
 			return psprintf("data page with invalid pd_lower %d or slot count %d",
 							ph->pd_lower, opaque->count);

@@ -16,13 +16,17 @@
  *      slots, a structure-change counter, key-multiplicity statistics of the
  *      last build (for the cost estimate) and the options as given; from
  *      version 2 the per-depth statistics, from version 3 the pending list's
- *      ends and counts. k = 0 until the first signature is seen (an index
- *      built on an empty table without typmod).
+ *      ends and counts, from version 5 the width of the signatures and of
+ *      the values the data slots keep. k = 0 until the first signature is
+ *      seen (an index built on an empty table without typmod).
  *
  *  data pages: the signature store. An array of fixed-size slots right after
  *      the page header; no line pointers. A slot is
- *          ItemPointerData tid (6 bytes) | uint16 state | uint32 values[k]
- *      (8 + 4k bytes: 520 at k = 128, 15 slots a page). state is FREE, LIVE or
+ *          ItemPointerData tid (6 bytes) | uint16 state | values[k]
+ *      where the values are uint32 (8 + 4k bytes: 520 at k = 128, 15 slots a
+ *      page) or, from version 5, the low 16 or 8 bits of each packed as
+ *      uint16 or uint8 (slot_width; 136 bytes at k = 128 and 8 bits, 59 a
+ *      page), the slot rounded up to 4 bytes. state is FREE, LIVE or
  *      DEAD (removed by VACUUM, awaiting the removal of its band entries). A
  *      row is addressed by a 32-bit row id = block * slots_per_page + slot.
  *      Data pages with a free slot form a singly linked list (opaque.next)
@@ -93,11 +97,18 @@ struct LshIndexParams;
  * 4 (1.1): version 3 plus sorted leaves: a leaf's first opaque.count entries
  * are in key order (lsh_leaf_sorted), so a probe binary-searches them and
  * reads only the entries appended since; a version-3 leaf is read whole.
+ * 5 (1.1): version 4 plus compact signatures: the metapage records the width
+ * of the indexed signatures (32, 16 or 8 bits) and of the values a data slot
+ * keeps (the same, or narrower: then verification is a prefilter and the
+ * table has the last word), and band keys are computed from the slots'
+ * values. An index of 32-bit signatures with 32-bit slots is laid out as in
+ * version 4.
  * All are read and written; a version-1 index keeps 1.0's capabilities, a
  * version-2 one has no pending list (inserts go straight to the tree), until
- * REINDEX.
+ * REINDEX; versions 1 to 4 hold 32-bit signatures only.
  */
-#define LSH_VERSION			4
+#define LSH_VERSION			5
+#define LSH_VERSION_SORTED	4	/* sorted leaves, 32-bit signatures only */
 #define LSH_VERSION_PENDING	3	/* the pending list, leaves read whole */
 #define LSH_VERSION_PREFIX	2	/* prefix keys, no pending list */
 #define LSH_VERSION_EXACT	1
@@ -188,24 +199,41 @@ typedef struct LshMetaPageData
 	uint32		pending_pages;
 	uint32		pending_pad;
 	uint64		pending_rows;
+	/*
+	 * From version 5: the width codes (as in a signature's flags: 0 = 32
+	 * bits, 1 = 16, 2 = 8) of the indexed signatures and of the values their
+	 * data slots keep (slot_width >= sig_width: the same or fewer bits), and
+	 * the option verify_bits as given (0 if not given). Before version 5 all
+	 * are 32 bits.
+	 */
+	uint16		sig_width;
+	uint16		slot_width;
+	int32		opt_verify_bits;
 } LshMetaPageData;
 
 typedef LshMetaPageData *LshMetaPage;
 
-/* a version-1 metapage ends before the per-depth statistics, a version-2 one before the pending list */
+/*
+ * A version-1 metapage ends before the per-depth statistics, a version-2 one
+ * before the pending list, versions 3 and 4 before the widths.
+ */
 #define LSH_META_SIZE_V1	offsetof(LshMetaPageData, build_prefix_sumsq)
 #define LSH_META_SIZE_V2	offsetof(LshMetaPageData, pending_head)
+#define LSH_META_SIZE_V4	offsetof(LshMetaPageData, sig_width)
 static inline Size
 lsh_meta_size(uint32 version)
 {
 	return version == LSH_VERSION_EXACT ? LSH_META_SIZE_V1 :
-		version == LSH_VERSION_PREFIX ? LSH_META_SIZE_V2 : sizeof(LshMetaPageData);
+		version == LSH_VERSION_PREFIX ? LSH_META_SIZE_V2 :
+		version < LSH_VERSION ? LSH_META_SIZE_V4 : sizeof(LshMetaPageData);
 }
 
 /* versions this build reads */
 #define LSH_VERSION_KNOWN(v)	((v) >= LSH_VERSION_EXACT && (v) <= LSH_VERSION)
 /* the metapage has the pending list's fields */
 #define LSH_HAS_PENDING(v)		((v) >= LSH_VERSION_PENDING)
+/* the metapage has the widths (older versions hold 32-bit signatures) */
+#define LSH_HAS_WIDTHS(v)		((v) >= LSH_VERSION)
 
 /* A band entry; also the layout of an internal entry (key, child block) */
 typedef struct LshEntry
@@ -323,7 +351,7 @@ lsh_leaf_put(Page page, int i, uint32 key, uint32 rowid)
 static inline int
 lsh_leaf_sorted(Page page, uint32 version)
 {
-	return version >= LSH_VERSION ? Min((int) LshPageGetOpaque(page)->count, lsh_leaf_count(page)) : 0;
+	return version >= LSH_VERSION_SORTED ? Min((int) LshPageGetOpaque(page)->count, lsh_leaf_count(page)) : 0;
 }
 
 /* Append an entry; the caller has checked lsh_leaf_count < lsh_leaf_capacity. */
@@ -334,10 +362,22 @@ lsh_leaf_append(Page page, uint32 key, uint32 rowid)
 	((PageHeader) page)->pd_lower += lsh_leaf_entry_size(page);
 }
 
-#define LSH_SLOT_SIZE(k)	(sizeof(LshSlotHeader) + sizeof(uint32) * (k))
-#define LshDataSlot(page, i, k) \
-	((LshSlotHeader *) ((char *) (page) + LSH_CONTENT_START + (Size) (i) * LSH_SLOT_SIZE(k)))
-#define LshSlotValues(slot) ((uint32 *) ((char *) (slot) + sizeof(LshSlotHeader)))
+/*
+ * A data slot: its header, then k values of slot_width (a width code, as in
+ * a signature's flags), rounded up to 4 bytes (core/lsh_layout.h). Readers
+ * take the slot size from LshIndexParams.slot_size.
+ */
+static inline Size
+lsh_slot_size(int num_perm, int slot_width)
+{
+	return (Size) minhash::lsh_layout::slot_size(num_perm, 4 >> slot_width);
+}
+/* the 32-bit slot of format 1 to 4 (and of format 5 at 32 bits) */
+#define LSH_SLOT_SIZE(k)	lsh_slot_size((k), 0)
+#define LshDataSlot(page, i, slot_size) \
+	((LshSlotHeader *) ((char *) (page) + LSH_CONTENT_START + (Size) (i) * (slot_size)))
+/* the slot's values, packed at its index's slot width */
+#define LshSlotValues(slot) ((void *) ((char *) (slot) + sizeof(LshSlotHeader)))
 
 /*
  * Pending pages. A keyed page holds, for each row, its row id followed by
@@ -387,11 +427,11 @@ lsh_pending_row(Page page, int i)
 #define LSH_PAGE_TREE		(LSH_PAGE_LEAF | LSH_PAGE_INTERNAL)
 #define LSH_PAGE_ANY		(LSH_PAGE_META | LSH_PAGE_DATA | LSH_PAGE_TREE | LSH_PAGE_PENDING)
 
-/* lsh_slots_per_page: the slots of size LSH_SLOT_SIZE(num_perm) a data page holds */
+/* lsh_slots_per_page: the slots of size lsh_slot_size(num_perm, slot_width) a data page holds */
 static inline int
-lsh_slots_per_page(int num_perm)
+lsh_slots_per_page(int num_perm, int slot_width)
 {
-	return (int) (LSH_CONTENT_SIZE / LSH_SLOT_SIZE(num_perm));
+	return (int) (LSH_CONTENT_SIZE / lsh_slot_size(num_perm, slot_width));
 }
 
 /*

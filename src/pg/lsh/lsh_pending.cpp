@@ -33,22 +33,26 @@ PG_FUNCTION_INFO_V1(minhash_lsh_clean_pending_list);
 }
 
 /*
- * minhash.lsh_pending_list_limit (kB): the signatures of pending rows beyond
- * which an insert merges the list. A scan verifies every pending row, so the
- * limit bounds what a full list adds to each query; a larger list makes the
- * merge write more entries per leaf. 4MB (~8,000 rows at k = 128), as
- * gin_pending_list_limit; measured in BENCHMARKS.md ("Fast ingest").
+ * minhash.lsh_pending_list_limit (kB): the pending rows, each counted at the
+ * size of a 32-bit signature's slot (8 + 4k bytes, whatever the slots keep:
+ * a scan's cost is per pending row), beyond which an insert merges the list.
+ * Every scan compares each pending row's band keys, so the limit bounds what
+ * a full list adds to a query; a larger list makes the merge write more
+ * entries per leaf. 1MB (~2,000 rows at k = 128): at 1M rows a full list
+ * made a `%` query cost 1.1-1.6 times the CPU of an empty one, GIN's 4MB
+ * (~8,000 rows) 1.7-2.7 times
+ * (bench/notes/2026-11-27-compact-index-and-ingest.md).
  */
-int			lsh_pending_list_limit = 4096;
+int			lsh_pending_list_limit = 1024;
 
 void
 lsh_pending_init(void)
 {
 	DefineCustomIntVariable("minhash.lsh_pending_list_limit",
 							"Size of the signatures in an lsh index's pending list that triggers its merge.",
-							"Rows inserted with fastupdate wait in the pending list; every scan verifies them.",
+							"Rows inserted with fastupdate wait in the pending list; every scan compares their band keys.",
 							&lsh_pending_list_limit,
-							4096, 64, MAX_KILOBYTES,
+							1024, 64, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 }
@@ -63,10 +67,21 @@ bool
 lsh_pending_usable(Relation index, const LshMetaPageData *meta)
 {
 	const LshOptions *opts = (const LshOptions *) index->rd_options;
+	bool		fastupdate = opts != NULL ? opts->fastupdate : LSH_DEFAULT_FASTUPDATE;
+	LshIndexParams params;
 
 	/* the first insert creates the root and fixes the parameters the direct way */
-	return LSH_HAS_PENDING(meta->version) && meta->num_perm != 0 &&
-		meta->root != InvalidBlockNumber && opts != NULL && opts->fastupdate;
+	if (!LSH_HAS_PENDING(meta->version) || meta->num_perm == 0 ||
+		meta->root == InvalidBlockNumber || !fastupdate)
+		return false;
+	/*
+	 * The merge takes a row's band keys from its pending page, or recomputes
+	 * them from its slot: one of them must hold them (an index of more bands
+	 * than a keyed page takes, with slots narrower than its signatures,
+	 * inserts directly).
+	 */
+	lsh_meta_params(meta, &params);
+	return lsh_pending_keyed_bands(&params) > 0 || lsh_verifies_exactly(&params);
 }
 
 Size
@@ -203,7 +218,7 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
 	if (keyed_bands > 0)
 	{
 		keys = (uint32 *) palloc(sizeof(uint32) * t.params.bands);
-		lsh_band_keys(&t.params, sig->values, keys);
+		lsh_sig_band_keys(&t.params, sig, keys);
 	}
 	tailbuf = pending_prepare(index, meta, &newbuf, &w, keyed_bands);
 
@@ -313,10 +328,61 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 	pfree(todo);
 }
 
-/* The band entries of the LIVE slots among rowids (sorted), appended to *out. */
+/*
+ * A pending row as the merge and the pairs walk read it: its row id and
+ * where its band keys are in the keys read from keyed pages (NO_KEYS: a
+ * plain page's row, whose keys are recomputed from its slot).
+ */
+typedef struct PendingRow
+{
+	uint32		rowid;
+	uint32		keys;
+} PendingRow;
+
+#define NO_KEYS		PG_UINT32_MAX
+
+/* Append page's rows (and, keyed, their band keys) to rows and keys. */
+static void
+pending_rows_of_page(Relation index, Page page, BlockNumber blkno, const LshIndexParams *params,
+					 LshArray<PendingRow> *rows, LshArray<uint32> *keys)
+{
+	int			n = lsh_pending_count(page);
+	bool		keyed = (LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) != 0;
+
+	if (keyed && LshPageGetOpaque(page)->count != params->bands)
+		lsh_corrupted(index, "pending list page with another number of band keys than the index's bands",
+					  blkno);
+	for (int i = 0; i < n; i++)
+	{
+		const uint32 *r = lsh_pending_row(page, i);
+		PendingRow	row;
+
+		row.rowid = r[0];
+		row.keys = NO_KEYS;
+		if (keyed)
+		{
+			row.keys = (uint32) keys->n;
+			memcpy(keys->extend(params->bands), r + 1, sizeof(uint32) * params->bands);
+		}
+		rows->push(row);
+	}
+}
+
+static bool
+pending_row_before(const PendingRow &a, const PendingRow &b)
+{
+	return a.rowid < b.rowid;
+}
+
+/*
+ * The band entries of the LIVE slots among rows (sorted by row id), appended
+ * to *out: the keys their pending page holds, or (a plain page's row) those
+ * of the slot's values, which then hold every bit of the signature (plain
+ * pages exist only in indexes of 32-bit slots).
+ */
 static int
-entries_of_rows(Relation index, const LshIndexParams *params, const uint32 *rowids, int nrows,
-				LshEntry *out)
+entries_of_rows(Relation index, const LshIndexParams *params, const PendingRow *rows, int nrows,
+				const uint32 *pagekeys, LshEntry *out)
 {
 	LshWalk		w;
 	uint32	   *keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
@@ -326,7 +392,7 @@ entries_of_rows(Relation index, const LshIndexParams *params, const uint32 *rowi
 	lsh_walk_init(&w, index, NULL);
 	while (i < nrows)
 	{
-		BlockNumber blkno = lsh_rowid_block(params, rowids[i]);
+		BlockNumber blkno = lsh_rowid_block(params, rows[i].rowid);
 		Page		page;
 		Buffer		buf;
 
@@ -334,22 +400,32 @@ entries_of_rows(Relation index, const LshIndexParams *params, const uint32 *rowi
 		lsh_walk_chain(&w);
 		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_DATA, 0, params,
 							InvalidBlockNumber, &page);
-		for (; i < nrows && lsh_rowid_block(params, rowids[i]) == blkno; i++)
+		for (; i < nrows && lsh_rowid_block(params, rows[i].rowid) == blkno; i++)
 		{
-			int			slotno = lsh_rowid_slot(params, rowids[i]);
+			int			slotno = lsh_rowid_slot(params, rows[i].rowid);
 			const LshSlotHeader *slot;
+			const uint32 *k;
 
 			if (slotno >= params->slots_per_page)
 				lsh_corrupted(index, "pending list names a row id beyond its data page", blkno);
-			slot = LshDataSlot(page, slotno, params->num_perm);
+			slot = LshDataSlot(page, slotno, params->slot_size);
 			/* DEAD: VACUUM removes it (and no entry may name it after its sweep); FREE: gone */
 			if (slot->state != LSH_SLOT_LIVE)
 				continue;
-			lsh_band_keys(params, LshSlotValues(slot), keys);
+			if (rows[i].keys != NO_KEYS)
+				k = pagekeys + rows[i].keys;
+			else if (lsh_verifies_exactly(params))
+			{
+				lsh_slot_band_keys(params, slot, keys);
+				k = keys;
+			}
+			else
+				lsh_corrupted(index, "pending row without band keys in an index whose slots cannot give them",
+							  blkno);
 			for (int b = 0; b < params->bands; b++)
 			{
-				out[n].key = keys[b];
-				out[n].value = rowids[i];
+				out[n].key = k[b];
+				out[n].value = rows[i].rowid;
 				n++;
 			}
 		}
@@ -377,9 +453,9 @@ merge_round(Relation index, Size budget)
 	BlockNumber *pages;
 	int			npages = 0;
 	int			cappages = 64;
-	uint32	   *rowids;
-	int			nrows = 0;
-	int			caprows = 1024;
+	LshArray<PendingRow> rows = {};
+	LshArray<uint32> pagekeys = {};
+	int			nrows;
 	LshEntry   *entries;
 	int			nentries;
 	BlockNumber blkno;
@@ -399,7 +475,7 @@ merge_round(Relation index, Size budget)
 	lsh_meta_params(meta, &params);
 	if (params.num_perm == 0)
 		lsh_corrupted(index, "pending list in an index without parameters", LSH_METAPAGE_BLKNO);
-	per_row = sizeof(LshEntry) * params.bands + sizeof(uint32);
+	per_row = (sizeof(LshEntry) + sizeof(uint32)) * params.bands + sizeof(PendingRow);
 
 	/* close the tail: from now on the pages head..tail do not change (but the tail's link) */
 	lsh_walk_init(&w, index, NULL);
@@ -418,38 +494,26 @@ merge_round(Relation index, Size budget)
 
 	/* read the closed pages from the head; no other merge runs (the merge lock) */
 	pages = (BlockNumber *) palloc(sizeof(BlockNumber) * cappages);
-	rowids = (uint32 *) palloc(sizeof(uint32) * caprows);
 	lsh_walk_chain(&w);
 	blkno = head;
 	for (;;)
 	{
-		int			cnt;
-
 		CHECK_FOR_INTERRUPTS();
 		buf = lsh_walk_read(&w, blkno, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL,
 							InvalidBlockNumber, &page);
-		cnt = lsh_pending_count(page);
 		if (npages == cappages)
 		{
 			cappages *= 2;
 			pages = (BlockNumber *) repalloc(pages, sizeof(BlockNumber) * cappages);
 		}
 		pages[npages++] = blkno;
-		if (nrows + cnt > caprows)
-		{
-			while (nrows + cnt > caprows)
-				caprows *= 2;
-			rowids = (uint32 *) repalloc_huge(rowids, sizeof(uint32) * caprows);
-		}
-		for (int i = 0; i < cnt; i++)
-			rowids[nrows + i] = lsh_pending_row(page, i)[0];
-		nrows += cnt;
+		pending_rows_of_page(index, page, blkno, &params, &rows, &pagekeys);
 		last = blkno;
 		blkno = LshPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 		if (last == upto_before)
 			upto_seen = true;
-		if (last == tail || (Size) nrows * per_row >= budget)
+		if (last == tail || rows.n * per_row >= budget)
 			break;
 		if (blkno == InvalidBlockNumber)
 			lsh_corrupted(index, "pending list ends before its tail", last);
@@ -465,10 +529,11 @@ merge_round(Relation index, Size budget)
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	}
 
-	std::sort(rowids, rowids + nrows);
+	nrows = (int) rows.n;
+	std::sort(rows.data, rows.data + rows.n, pending_row_before);
 	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * Max((Size) nrows * params.bands, 1),
 										   MCXT_ALLOC_HUGE);
-	nentries = entries_of_rows(index, &params, rowids, nrows, entries);
+	nentries = entries_of_rows(index, &params, rows.data, nrows, pagekeys.data, entries);
 	lsh_sort_entries(entries, nentries);
 	merge_into_tree(index, entries, nentries, checked);
 
@@ -633,7 +698,8 @@ LshEntry *
 lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 {
 	LshWalk		w;
-	LshArray<uint32> rowids = {};
+	LshArray<PendingRow> rows = {};
+	LshArray<uint32> pagekeys = {};
 	LshEntry   *entries;
 
 	LshMetaPage meta;
@@ -642,16 +708,19 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	*n = 0;
 	lsh_walk_init(&w, index, NULL);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	lsh_pending_collect(index, &w, metabuf, &rowids, params, NULL, NULL);
+	pending_walk(index, &w, metabuf, [&](Page page, BlockNumber blkno) {
+		pending_rows_of_page(index, page, blkno, params, &rows, &pagekeys);
+	});
 	ReleaseBuffer(metabuf);
-	if (rowids.n == 0 || params->num_perm == 0)
+	if (rows.n == 0 || params->num_perm == 0)
 		return NULL;
-	std::sort(rowids.data, rowids.data + rowids.n);
-	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rowids.n * params->bands,
+	std::sort(rows.data, rows.data + rows.n, pending_row_before);
+	entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * rows.n * params->bands,
 										   MCXT_ALLOC_HUGE);
-	*n = entries_of_rows(index, params, rowids.data, (int) rowids.n, entries);
+	*n = entries_of_rows(index, params, rows.data, (int) rows.n, pagekeys.data, entries);
 	lsh_sort_entries(entries, *n);
-	pfree(rowids.data);
+	rows.free();
+	pagekeys.free();
 	return entries;
 }
 

@@ -31,6 +31,18 @@
  * did; minhash.lsh_min_candidates widens a scan with fewer results to every
  * stored signature.
  *
+ * Compact slots (format 5, an index keeping fewer bits of each value than
+ * its signatures have: verify_bits). A value's low 8 bits agree wherever its
+ * low 16 do, so the slot's count of equal values is at least the
+ * signature's: a row whose slot count is below what the threshold needs at
+ * the signatures' width (bbit_min_matches) cannot match, and the rest are
+ * returned with xs_recheck for the executor to decide on the stored
+ * signature. ORDER BY distances are then 1 - the slot's share of equal
+ * values, a lower bound of the operator's distance (the share is at least
+ * the signatures' share, which is at least their corrected estimate), as
+ * xs_recheckorderby requires: the executor computes the distance and
+ * reorders.
+ *
  * A NULL ORDER BY argument (e.g. a parameter of a generic plan) makes every
  * distance NULL, as <%> is strict: a sequential scan and sort returns every
  * row then, in no particular order. So does the index, as GiST does: without
@@ -45,7 +57,7 @@
 
 #include <cstdlib>
 
-#include "core/jaccard.h"
+#include "core/bbit.h"
 
 extern "C" {
 #include "access/genam.h"
@@ -94,6 +106,12 @@ typedef struct LshScanOpaqueData
 	int			norderbys;
 	MinHashSig **orderbys;		/* right-hand sides of <%>; NULL for a NULL argument */
 	double		threshold;		/* that of the qual whose bands are probed (quals[0]) */
+
+	/* verification: the queries' values packed as the slots keep them */
+	void	  **qpacked;		/* per qual */
+	int		   *qneed;			/* per qual: the fewest equal values that can pass */
+	void	  **opacked;		/* per ORDER BY (NULL for a NULL argument) */
+	bool		recheck;		/* the slots keep fewer bits: the executor rechecks */
 
 	/* probing */
 	LshIndexParams params;
@@ -168,18 +186,34 @@ lshendscan(IndexScanDesc scan)
 	scan->opaque = NULL;
 }
 
+/*
+ * The distance of a stored signature to a query: the operator's, from the
+ * equal values at the signatures' width; from compact slots narrower than
+ * that, 1 - their share of equal values, a lower bound of it (see the top).
+ */
+static inline double
+lsh_distance(const LshScanOpaque so, const void *values, const void *query)
+{
+	int			same = lsh_matching(&so->params, values, query);
+
+	if (so->recheck)
+		return 1.0 - (double) same / so->num_perm;
+	return 1.0 - minhash::bbit_jaccard(same, so->num_perm, MINHASH_WIDTH_BITS(so->params.sig_width));
+}
+
 /* Does the stored signature pass every % qual? If so, keep it with its distances. */
 static void
 lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, BlockNumber blkno)
 {
-	const uint32 *values = LshSlotValues(slot);
+	const void *values = LshSlotValues(slot);
 	LshResult	r;
 	double	   *dist;
 
 	so->counters.verified++;
+	/* estimate >= t exactly when the count of equal values reaches qneed (bbit_min_matches) */
 	for (int i = 0; i < so->nquals; i++)
 	{
-		if (minhash::jaccard_estimate(values, so->quals[i]->values, so->num_perm) < so->thresholds[i])
+		if (lsh_matching(&so->params, values, so->qpacked[i]) < so->qneed[i])
 			return;
 	}
 	/*
@@ -194,8 +228,7 @@ lsh_consider(IndexScanDesc scan, LshScanOpaque so, const LshSlotHeader *slot, Bl
 	so->results.push(r);
 	dist = so->dist.extend(so->norderbys);
 	for (int j = 0; j < so->norderbys; j++)
-		dist[j] = so->orderbys[j] == NULL ? 0.0 :
-			1.0 - minhash::jaccard_estimate(values, so->orderbys[j]->values, so->num_perm);
+		dist[j] = so->orderbys[j] == NULL ? 0.0 : lsh_distance(so, values, so->opacked[j]);
 }
 
 /*
@@ -533,7 +566,7 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 		/* the next band's leaf comes in while this one is scanned */
 		if (b + 1 < params->bands)
 		{
-			if (params->version >= LSH_VERSION)
+			if (params->version >= LSH_VERSION_SORTED)
 				lsh_prefetch_leaf_at(leaves[b + 1].recent, lo[b + 1]);
 			else
 				lsh_prefetch_lines(leaves[b + 1].recent);
@@ -694,6 +727,28 @@ lsh_read_keys(IndexScanDesc scan, LshScanOpaque so, const MinHashSig **probe)
 			lsh_check_signature(index, params, so->orderbys[j], "query signature");
 	}
 
+	/* the queries as the slots keep their values, and what each qual needs of them */
+	so->recheck = !lsh_verifies_exactly(params);
+	so->qpacked = (void **) palloc(sizeof(void *) * Max(so->nquals, 1));
+	so->qneed = (int *) palloc(sizeof(int) * Max(so->nquals, 1));
+	for (int i = 0; i < so->nquals; i++)
+	{
+		so->qpacked[i] = palloc(params->slot_size);
+		lsh_pack_values(params, so->quals[i]->values, so->qpacked[i]);
+		so->qneed[i] = minhash::bbit_min_matches(params->num_perm, MINHASH_WIDTH_BITS(params->sig_width),
+												 so->thresholds[i]);
+	}
+	so->opacked = (void **) palloc(sizeof(void *) * Max(so->norderbys, 1));
+	for (int j = 0; j < so->norderbys; j++)
+	{
+		so->opacked[j] = NULL;
+		if (so->orderbys[j] != NULL)
+		{
+			so->opacked[j] = palloc(params->slot_size);
+			lsh_pack_values(params, so->orderbys[j]->values, so->opacked[j]);
+		}
+	}
+
 	if (so->nquals > 0)
 		*probe = so->quals[0];
 	for (int j = 0; *probe == NULL && j < so->norderbys; j++)
@@ -720,7 +775,7 @@ lsh_first_stage(IndexScanDesc scan, LshScanOpaque so, const MinHashSig *probe)
 		return;
 	}
 	so->keys = (uint32 *) palloc(sizeof(uint32) * params->bands);
-	lsh_band_keys(params, probe->values, so->keys);
+	lsh_sig_band_keys(params, probe, so->keys);
 
 	if (params->version == LSH_VERSION_EXACT &&
 		(so->nquals == 0 ||
@@ -820,8 +875,9 @@ lshgettuple(IndexScanDesc scan, ScanDirection dir)
 	so->next++;
 	r = &so->results.data[pos];
 	scan->xs_heaptid = r->tid;
-	scan->xs_recheck = false;
-	scan->xs_recheckorderby = false;
+	/* compact slots: the index ruled out what cannot match, the executor decides the rest */
+	scan->xs_recheck = so->recheck;
+	scan->xs_recheckorderby = so->recheck && so->norderbys > 0;
 	for (int j = 0; j < so->norderbys; j++)
 	{
 		scan->xs_orderbyvals[j] = Float8GetDatum(so->dist.data[(Size) r->pos * so->norderbys + j]);
@@ -867,7 +923,7 @@ lshgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!so->searched)
 		lsh_search(scan);
 	for (Size i = 0; i < so->results.n; i++)
-		tbm_add_tuples(tbm, &so->results.data[i].tid, 1, false);
+		tbm_add_tuples(tbm, &so->results.data[i].tid, 1, so->recheck);
 	so->next = so->results.n;
 	return (int64) so->results.n;
 }

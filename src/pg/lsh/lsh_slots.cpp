@@ -62,7 +62,7 @@ LshSlotHeader *
 lsh_slot_read(Relation index, Page page, const LshIndexParams *params, int slot, BlockNumber blkno,
 			  const char **problem)
 {
-	LshSlotHeader *s = LshDataSlot(page, slot, params->num_perm);
+	LshSlotHeader *s = LshDataSlot(page, slot, params->slot_size);
 	const char *what = lsh_slot_problem(s);
 
 	if (problem != NULL)
@@ -100,7 +100,8 @@ lsh_slot_alloc(Relation index, Buffer metabuf, const MinHashSig *sig, LshWalk *w
 		{
 			/* first signature ever: check the options against its k before any change */
 			t->meta_first = *meta;
-			lsh_resolve_params(&t->meta_first, sig->num_perm, sig->seed, MinHashSigFamily(sig));
+			lsh_resolve_params(&t->meta_first, sig->num_perm, sig->seed, MinHashSigFamily(sig),
+							   MinHashSigWidth(sig));
 			lsh_meta_params(&t->meta_first, &t->params);
 		}
 		else
@@ -121,7 +122,7 @@ lsh_slot_alloc(Relation index, Buffer metabuf, const MinHashSig *sig, LshWalk *w
 							  meta->free_head);
 			for (int i = 0; i < t->params.slots_per_page; i++)
 			{
-				if (LshDataSlot(page, i, t->params.num_perm)->state == LSH_SLOT_FREE)
+				if (LshDataSlot(page, i, t->params.slot_size)->state == LSH_SLOT_FREE)
 				{
 					t->slot = i;
 					break;
@@ -181,22 +182,23 @@ lsh_slot_store(LshWalRecord *r, int m, LshMetaPage meta, const LshNewSlot *t, co
 	if (t->first)
 	{
 		*meta = t->meta_first;
-		lsh_wal_changed(r, m, meta, sizeof(LshMetaPageData));
+		/* the version's fields only: an older metapage ends before the widths */
+		lsh_wal_changed(r, m, meta, lsh_meta_size(meta->version));
 	}
 	if (t->fresh)
 	{
-		lsh_init_data_page(page, k);
+		lsh_init_data_page(page, k, t->params.slot_width);
 		opaque = LshPageGetOpaque(page);
 		opaque->flags |= LSH_IN_FREELIST;
 		opaque->next = InvalidBlockNumber;
 		meta->free_head = BufferGetBlockNumber(t->buf);
 	}
 	opaque = LshPageGetOpaque(page);
-	slot = LshDataSlot(page, t->slot, k);
+	slot = LshDataSlot(page, t->slot, t->params.slot_size);
 	slot->tid = *tid;
 	slot->state = LSH_SLOT_LIVE;
-	memcpy(LshSlotValues(slot), sig->values, sizeof(uint32) * k);
-	lsh_wal_changed(r, d, slot, LSH_SLOT_SIZE(k));
+	lsh_pack_values(&t->params, sig->values, LshSlotValues(slot));
+	lsh_wal_changed(r, d, slot, t->params.slot_size);
 	opaque->count++;
 	if (opaque->count >= t->params.slots_per_page)
 	{

@@ -69,7 +69,7 @@ minhash_lsh_stats(PG_FUNCTION_ARGS)
 			data_pages++;
 			for (int s = 0; s < m.slots_per_page; s++)
 			{
-				uint16		state = LshDataSlot(page, s, m.num_perm)->state;
+				uint16		state = LshDataSlot(page, s, params.slot_size)->state;
 
 				live += state == LSH_SLOT_LIVE;
 				dead += state == LSH_SLOT_DEAD;

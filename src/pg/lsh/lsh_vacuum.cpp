@@ -83,7 +83,7 @@ lsh_leaf_tail_long(Page page, uint32 version)
 	int			n = lsh_leaf_count(page);
 	int			tail = n - lsh_leaf_sorted(page, version);
 
-	return version >= LSH_VERSION && tail > 0 && tail >= Max(8, n / 8);
+	return version >= LSH_VERSION_SORTED && tail > 0 && tail >= Max(8, n / 8);
 }
 
 /*
@@ -190,7 +190,7 @@ lsh_free_dead(Relation index, BlockNumber blkno, const LshIndexParams *params)
 
 		if (slot->state == LSH_SLOT_DEAD)
 		{
-			memset(slot, 0, LSH_SLOT_SIZE(params->num_perm));	/* state = FREE */
+			memset(slot, 0, params->slot_size);	/* state = FREE */
 			freed++;
 		}
 	}
@@ -228,7 +228,10 @@ lsh_reclaim_new_page(Relation index, BlockNumber blkno)
 		LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 
-		lsh_init_data_page(page, wmeta->num_perm);
+		LshIndexParams params;
+
+		lsh_meta_params(wmeta, &params);
+		lsh_init_data_page(page, params.num_perm, params.slot_width);
 		lsh_free_list_push(&wmeta->free_head, page, blkno);
 		GenericXLogFinish(state);
 	}
@@ -373,7 +376,7 @@ lsh_sort_appended(IndexVacuumInfo *info)
 	uint64		rewritten;
 
 	UnlockReleaseBuffer(metabuf);
-	if (version < LSH_VERSION || leftmost == InvalidBlockNumber)
+	if (version < LSH_VERSION_SORTED || leftmost == InvalidBlockNumber)
 		return;
 	share = lsh_sampled_tail_share(info->index, info->strategy, version);
 	ereport(DEBUG2,

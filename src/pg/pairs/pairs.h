@@ -69,6 +69,7 @@ typedef struct PairsRow
 	Datum		keep;			/* minhash_clusters' keep column, likewise (run->keep_type) */
 	bool		keep_isnull;
 	PairsShingles *shingles;	/* exact mode; NULL with a text: too large, use the estimate */
+	void	   *sig;			/* heap_verify: the row's signature values (NULL: none) */
 } PairsRow;
 
 typedef struct PairsArgs
@@ -111,6 +112,8 @@ typedef struct PairsPart
 	Node	   *keep_node;
 	ExprState  *text_expr;		/* exact mode: the text to shingle */
 	bool		text_as_owner;	/* text_expr is the index's: run it as the table owner */
+	ExprState  *sig_expr;		/* heap_verify: the indexed signature (column or expression) */
+	bool		sig_as_owner;	/* sig_expr is an index expression: run it as the table owner */
 	uint8	   *checked;		/* pairs_walk: bit per block checked to be a data page */
 	BlockNumber heap_nblocks;	/* the table's known size, for checking stored TIDs */
 } PairsPart;
@@ -131,6 +134,12 @@ typedef struct PairsRun
 	 */
 	uint32		key_mask;
 	int			depth;
+	/*
+	 * The index keeps fewer bits of each value than its signatures have
+	 * (compact slots): the walk only rules pairs out, and the rows'
+	 * signatures, fetched with them, decide (pairs_emit_verified).
+	 */
+	bool		heap_verify;
 	uint64		nrowids;		/* global row ids are below this */
 	Relation	parentheap;		/* a partitioned index and its table, else NULL */
 	Relation	parentindex;
@@ -258,6 +267,45 @@ static inline double
 pairs_class_edge_similarity(double sim)
 {
 	return -2.0 - sim;
+}
+
+/*
+ * A walk over compact slots (run->heap_verify) only rules pairs out: it sends
+ * the others, marked by a similarity of 2 or more, with the band of the group
+ * it met them in; pairs_emit_verified decides on the rows' signatures, and
+ * emits a pair in the group of the first key the two share only
+ * (lsh_probe_first_key, which needs the signatures' values).
+ */
+static inline double
+pairs_in_band(int band)
+{
+	return 2.0 + band;
+}
+
+static inline bool
+pairs_is_in_band(double sim)
+{
+	return sim >= 2.0;
+}
+
+static inline int
+pairs_in_band_band(double sim)
+{
+	return (int) (sim - 2.0);
+}
+
+/*
+ * A key of that band for lsh_probe_first_key: compact signatures are in
+ * format 5 indexes only, whose keys carry their band in the top bits, and
+ * the rule reads nothing else of the key.
+ */
+static inline uint32
+pairs_in_band_key(const LshIndexParams *params, int band)
+{
+	int			bb = params->layout.band_bits;
+
+	Assert(params->version != LSH_VERSION_EXACT);
+	return bb == 0 ? 0 : (uint32) band << (32 - bb);
 }
 
 /* A pair that passed verification in the walk, before its rows are resolved. */

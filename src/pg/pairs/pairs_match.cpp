@@ -43,6 +43,7 @@
 
 #include <algorithm>
 
+#include "core/bbit.h"
 #include "core/entry_sort.h"
 #include "core/jaccard.h"
 #include "pg/citus/citus.h"
@@ -87,10 +88,15 @@ typedef struct MatchMeet
 	int			to;
 } MatchMeet;
 
-/* a candidate that passed, before its indexed row is resolved */
+/*
+ * A candidate that passed, before its indexed row is resolved; with compact
+ * slots (run.heap_verify) one the slot did not rule out, with the key it was
+ * met in, for the row's signature to decide.
+ */
 typedef struct MatchPassed
 {
 	uint32		row;
+	uint32		key;
 	double		sim;
 } MatchPassed;
 
@@ -98,6 +104,7 @@ typedef struct Match
 {
 	PairsRun	run;			/* the indexed side (pairs_setup.cpp) */
 	PairsPages	pages;
+	int			need;			/* equal values a pair needs at the threshold (bbit_min_matches) */
 
 	/* the batch */
 	const char *batch_name;
@@ -224,6 +231,19 @@ check_batch_sig(Match *m, const MinHashSig *sig)
 						   minhash_family_name(MinHashSigFamily(sig)), (int) sig->num_perm,
 						   (long long) sig->seed),
 				 errhint("Compute the batch's signatures as the indexed ones were computed: the same family, num_perm and seed.")));
+	/* chance collisions depend on the width: so do estimates and band keys */
+	if (MinHashSigWidth(sig) != p->sig_width)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch column \"%s\" holds a signature that does not match lsh index \"%s\"",
+						m->sig_column, m->run.indexname),
+				 errdetail("The index holds %d-bit signatures; this one keeps %d bits of each value.",
+						   MINHASH_WIDTH_BITS(p->sig_width), MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
+				 MinHashSigWidth(sig) < p->sig_width ?
+				 errhint("Cast the batch's signatures to minhash(%d, %d): an explicit cast keeps the low bits of each value.",
+						 p->num_perm, MINHASH_WIDTH_BITS(p->sig_width)) :
+				 errhint("A signature cannot be widened: compare with %d-bit signatures.",
+						 MINHASH_WIDTH_BITS(p->sig_width))));
 }
 
 /*
@@ -376,6 +396,14 @@ emit(Match *m, uint32 row, const PairsRow *y, double sim)
  * sort, and one already passed in an earlier verification is not its first),
  * on the % operator's estimate. The indexed row is then resolved (visible to
  * the snapshot, its key) once for all its batch rows.
+ *
+ * Compact signatures are compared widened to 32 bits, as their band keys were
+ * computed, with the b-bit estimate. An index whose slots keep fewer bits
+ * than its signatures (run.heap_verify) can only rule a pair out on the slot
+ * (a slot agrees wherever the signature does, so fewer equal values than
+ * the threshold needs rule it out); the row's signature, fetched when it is
+ * resolved, decides the rest: its first shared key and its estimate, as the
+ * all-pairs walk decides (pairs_emit_verified).
  */
 static void
 match_verify(Match *m)
@@ -383,9 +411,12 @@ match_verify(Match *m)
 	PairsRun   *run = &m->run;
 	const LshIndexParams *params = &run->params;
 	const int	k = params->num_perm;
+	const int	bits = MINHASH_WIDTH_BITS(params->sig_width);
 	MatchCand  *c = m->cands;
 	Size		n = m->ncands;
 	Size		i = 0;
+	uint32		wide[MINHASH_MAX_NUM_PERM];
+	uint32		packed[MINHASH_MAX_NUM_PERM];
 
 	sort_cands(c, n, m->cands_scratch);
 	while (i < n)
@@ -407,26 +438,45 @@ match_verify(Match *m)
 		slot = pairs_live_slot(run, part, BufferGetPage(buf), rowid, blkno);
 		if (slot != NULL)
 		{
-			const uint32 *y = LshSlotValues(slot);
+			const uint32 *y = (const uint32 *) LshSlotValues(slot);
 
+			/* 32-bit slots are read in place, compact ones widened */
+			if (params->slot_width != MINHASH_WIDTH_32 && !run->heap_verify)
+			{
+				lsh_slot_values32(params, slot, wide);
+				y = wide;
+			}
 			tid = slot->tid;
 			for (Size r = i; r < end; r++)
 			{
 				const uint32 *x = m->sigs + (Size) c[r].row * k;
-				double		sim;
+				int			same;
 
 				/* the same pair in a group of a larger key */
 				if (r > i && c[r].row == c[r - 1].row)
 					continue;
+				if (run->heap_verify)
+				{
+					/* the batch row at the slot's width against the slot: rule out only */
+					run->candidates++;
+					lsh_pack_values(params, x, packed);
+					if (lsh_matching(params, packed, LshSlotValues(slot)) < m->need)
+						continue;
+					m->passed[npassed].row = c[r].row;
+					m->passed[npassed].key = c[r].key;
+					m->passed[npassed].sim = -1;
+					npassed++;
+					continue;
+				}
 				if (!lsh_probe_first_key(params, run->depth, x, y, c[r].key))
 					continue;
 				run->candidates++;
 				/* the % operator's own estimate, so results match n.sig % o.sig */
-				sim = minhash::jaccard_estimate(x, y, k);
-				if (sim < run->args.threshold)
+				same = minhash::matching_values(x, y, k);
+				if (same < m->need)
 					continue;
 				m->passed[npassed].row = c[r].row;
-				m->passed[npassed].sim = sim;
+				m->passed[npassed].sim = minhash::bbit_jaccard(same, k, bits);
 				npassed++;
 			}
 		}
@@ -435,9 +485,26 @@ match_verify(Match *m)
 		{
 			const PairsRow *row = pairs_resolve_one(run, gid, &tid);
 
-			if (row->status == PAIRS_ROW_VISIBLE)
+			if (row->status == PAIRS_ROW_VISIBLE && !run->heap_verify)
 				for (Size p = 0; p < npassed; p++)
 					emit(m, m->passed[p].row, row, m->passed[p].sim);
+			else if (row->status == PAIRS_ROW_VISIBLE && row->sig != NULL)
+			{
+				/* the row's signature decides: its first shared key, then the estimate */
+				minhash::widen_values(row->sig, k, (minhash::ValueWidth) params->sig_width, wide);
+				for (Size p = 0; p < npassed; p++)
+				{
+					const uint32 *x = m->sigs + (Size) m->passed[p].row * k;
+					int			same;
+
+					if (!lsh_probe_first_key(params, run->depth, x, wide, m->passed[p].key))
+						continue;
+					same = minhash::matching_values(x, wide, k);
+					if (same < m->need)
+						continue;
+					emit(m, m->passed[p].row, row, minhash::bbit_jaccard(same, k, bits));
+				}
+			}
 		}
 		i = end;
 	}
@@ -694,6 +761,7 @@ match_alloc(Match *m)
 	m->passed = (MatchPassed *) palloc_extended(sizeof(MatchPassed) * m->cands_cap, MCXT_ALLOC_HUGE);
 	m->chunk_cxt = AllocSetContextCreate(run->cxt, "minhash_match batch keys", ALLOCSET_DEFAULT_SIZES);
 	pairs_pages_init(run, &m->pages);
+	m->need = minhash::bbit_min_matches(k, MINHASH_WIDTH_BITS(run->params.sig_width), run->args.threshold);
 	m->pending = (LshEntry **) palloc0(sizeof(LshEntry *) * run->nparts);
 	m->npending = (int *) palloc0(sizeof(int) * run->nparts);
 	/* pending rows first: one merged into the tree meanwhile is then found twice, not missed */

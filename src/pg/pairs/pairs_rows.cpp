@@ -1,6 +1,7 @@
 /*
  * Rows by row id: whether the heap row an index slot names is visible to the
- * query's snapshot, its key and (exact mode) its shingles.
+ * query's snapshot, its key, (exact mode) its shingles and (an index that
+ * rechecks against the table, heap_verify) its signature.
  *
  * A row takes part in many pairs, and meets its partners in up to `bands`
  * band groups scattered over the walk, so each row is fetched once and kept
@@ -114,6 +115,7 @@ fetch_row(PairsRun *run, PairsRow *r)
 	r->keep = (Datum) 0;
 	r->keep_isnull = true;
 	r->shingles = NULL;
+	r->sig = NULL;
 	r->text_isnull = false;
 	/* a row without a key cannot be named in the result: left out (docs/pairs.md) */
 	if (pairs_fetch_key(run, part, &r->tid, &key))
@@ -152,6 +154,32 @@ fetch_row(PairsRun *run, PairsRow *r)
 					r->shingles = (PairsShingles *) MemoryContextAllocHuge(run->cache_cxt, size);
 					memcpy(r->shingles, s, size);
 				}
+			}
+		}
+		if (run->heap_verify)
+		{
+			Datum		d;
+			bool		isnull;
+
+			if (pt->sig_as_owner)
+			{
+				MinhashOwnerContext owner;
+
+				minhash_owner_begin(pt->heap, &owner);
+				d = ExecEvalExpr(pt->sig_expr, econtext, &isnull);
+				minhash_owner_end(&owner);
+			}
+			else
+				d = ExecEvalExpr(pt->sig_expr, econtext, &isnull);
+			if (!isnull)
+			{
+				MinHashSig *sig = minhash_sig_detoast(d);
+				Size		size = MINHASH_WIDTH_BYTES(MinHashSigWidth(sig)) * sig->num_perm;
+
+				/* the index's (an expression that now computes another is what the check reports) */
+				lsh_check_signature(pt->index, &run->params, sig, "signature");
+				r->sig = MemoryContextAlloc(run->cache_cxt, size);
+				memcpy(r->sig, sig->values, size);
 			}
 		}
 		if (OidIsValid(run->keep_type))

@@ -332,6 +332,31 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 }
 
 /*
+ * The indexed signature of a part's rows, for an index that rechecks against
+ * the table (heap_verify): its column, or its expression, which is the table
+ * owner's code (loaded and prepared as the owner, run as the owner). The
+ * index's columns are among those whose privileges setup_part checks.
+ */
+static void
+setup_signature(PairsRun *run, PairsPart *part)
+{
+	AttrNumber	attnum = part->index->rd_index->indkey.values[0];
+
+	if (attnum != 0)
+		part->sig_expr = ExecPrepareExpr((Expr *) column_var(part->heap, attnum), run->estate);
+	else
+	{
+		MinhashOwnerContext owner;
+
+		minhash_owner_begin(part->heap, &owner);
+		part->sig_expr = ExecPrepareExpr((Expr *) linitial(RelationGetIndexExpressions(part->index)),
+										 run->estate);
+		minhash_owner_end(&owner);
+		part->sig_as_owner = true;
+	}
+}
+
+/*
  * Reading rows through this function must not bypass what a plain SELECT
  * would enforce: SELECT on every column it reads (key, text, the indexed
  * signature), and no row-level security (the walk cannot apply policies).
@@ -639,6 +664,17 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 						   run->params.num_perm, (unsigned long long) run->params.seed,
 						   run->params.bands, run->params.rows),
 				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
+	else if (params.sig_width != run->params.sig_width || params.slot_width != run->params.slot_width)
+		/* band keys come from the slots' values: equal bands need equal widths */
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the partitions of lsh index \"%s\" do not share their parameters",
+						run->indexname),
+				 errdetail("Index \"%s\" holds %d-bit signatures and keeps %d bits of each value; another holds %d-bit signatures and keeps %d bits.",
+						   RelationGetRelationName(index), MINHASH_WIDTH_BITS(params.sig_width),
+						   MINHASH_WIDTH_BITS(params.slot_width), MINHASH_WIDTH_BITS(run->params.sig_width),
+						   MINHASH_WIDTH_BITS(run->params.slot_width)),
+				 errhint("Give every partition signatures of one width and its index the same verify_bits.")));
 }
 
 /*
@@ -797,6 +833,10 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
 	set_probe_depth(run);
+	run->heap_verify = run->params.num_perm > 0 && !lsh_verifies_exactly(&run->params);
+	if (run->heap_verify)
+		for (int p = 0; p < run->nparts; p++)
+			setup_signature(run, &run->parts[p]);
 
 	/* a quarter of work_mem for one group's signatures; the row cache has half */
 	run->budget = (Size) work_mem * 1024 / 4;

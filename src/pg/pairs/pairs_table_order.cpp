@@ -25,8 +25,8 @@
  * effective_cache_size: the walk reads nearly every page of it, in random
  * order, and a sequential read costs a fraction of random ones.
  *
- * Exact verification needs each row's text, not just its key, so it keeps
- * the row cache.
+ * Exact verification needs each row's text, not just its key, and an index
+ * with compact slots each row's signature: both keep the row cache.
  */
 #include "pg/pg_prelude.h"
 
@@ -132,8 +132,8 @@ pairs_table_order_begin(PairsRun *run)
 	bool		nullsfirst[2] = {false, false};
 
 	read_indexes_ahead(run);
-	if (run->args.exact)
-		return;					/* needs the rows' text: the row cache */
+	if (run->args.exact || run->heap_verify)
+		return;					/* needs the rows' text or signatures: the row cache */
 	for (int p = 0; p < run->nparts; p++)
 		blocks += run->parts[p].nblocks + RelationGetNumberOfBlocks(run->parts[p].heap);
 	if (blocks <= (uint64) effective_cache_size)

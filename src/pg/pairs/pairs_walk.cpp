@@ -9,7 +9,11 @@
  * share (lsh_probe_first_key, see pairs.h), so each pair is verified and
  * emitted once, without remembering pairs. Verification reads
  * the signatures from the index's data pages, never the heap; only pairs that
- * pass reach the row cache (visibility under the snapshot, keys).
+ * pass reach the row cache (visibility under the snapshot, keys). An index
+ * whose slots keep fewer bits than its signatures (run->heap_verify) only
+ * rules pairs out here: a slot agrees wherever the signature does, so fewer
+ * equal slot values than the threshold needs (bbit_min_matches) rule a pair
+ * out, and the rows' own signatures decide the rest (pairs_emit_verified).
  *
  * Memory: a group's signatures are read in chunks that fit a quarter of
  * work_mem and compared block against block, so a group of many thousands of
@@ -35,6 +39,7 @@
 
 #include <algorithm>
 
+#include "core/bbit.h"
 #include "core/jaccard.h"
 #include "pg/pairs/pairs_merge.h"
 #include "pg/pairs/pairs_pages.h"
@@ -105,6 +110,9 @@ struct PairsWalk
 	PairsChunk	b;
 	PairsPassed passed[PAIRS_SMALL_GROUP * (PAIRS_SMALL_GROUP - 1) / 2];
 	PairsClasses classes;		/* run->collapse: a large group's identical signatures */
+	int			need;			/* equal values a pair needs at the threshold (bbit_min_matches) */
+	bool		heap_verify;	/* compact slots: rule out only (a worker's run has no row cache) */
+	uint32	   *small;			/* compact slots: a small group's values widened to 32 bits */
 };
 
 /* Where a group reader is: the next in-memory id, the last id returned. */
@@ -194,11 +202,21 @@ load_chunk(PairsWalk *w, const uint64 *ids, int n, PairsChunk *c)
 			continue;
 		c->ids[c->n] = ids[i];
 		c->tids[c->n] = slot->tid;
-		memcpy(c->sigs + (Size) c->n * k, LshSlotValues(slot), sizeof(uint32) * k);
+		/* compact slots are compared widened to 32 bits (their band keys are computed so too) */
+		lsh_slot_values32(params, slot, c->sigs + (Size) c->n * k);
 		c->n++;
 	}
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);
+}
+
+/* the band of the group being verified (version-2 keys carry it in their top bits) */
+static inline int
+group_band(const PairsWalk *w)
+{
+	int			bb = w->run->params.layout.band_bits;
+
+	return bb == 0 ? 0 : (int) (w->group->key >> (32 - bb));
 }
 
 /*
@@ -216,24 +234,42 @@ verified_here(const PairsWalk *w, const uint32 *sa, const uint32 *sb)
 
 /*
  * Is (a, b) a pair of this group to verify, and does it pass? Returns the
- * estimate (with exact => true unfiltered: the exact check decides); -1 if
- * not. Reads only the signatures.
+ * estimate (with exact => true unfiltered: the exact check decides), or
+ * pairs_in_band for compact slots; -1 if not. Reads only the signatures.
  */
 static inline double
 verify(PairsWalk *w, const uint32 *sa, const uint32 *sb)
 {
 	PairsRun   *run = w->run;
+	int			k = run->params.num_perm;
+	int			same;
 	double		sim;
 
+	if (w->heap_verify)
+	{
+		/*
+		 * Compact slots: the group's key is the signatures' (a candidate, as
+		 * a % probe finds it), but whether it is the pair's first shared key
+		 * needs the signatures' values, which the slots do not keep. A slot
+		 * agrees wherever the signature does, so too few equal slot values
+		 * rule the pair out; the rows' signatures decide the rest
+		 * (pairs_emit_verified), with the exact check when exact => true.
+		 */
+		run->candidates++;
+		if (!run->args.exact && minhash::matching_values(sa, sb, k) < w->need)
+			return -1;
+		return pairs_in_band(group_band(w));
+	}
 	if (!verified_here(w, sa, sb))
 		return -1;
 	run->candidates++;
-	/* the % operator's own estimate, so results match a.sig % b.sig */
-	sim = minhash::jaccard_estimate(sa, sb, run->params.num_perm);
+	/* the % operator's own estimate (b-bit corrected for compact signatures), so results match a.sig % b.sig */
+	same = minhash::matching_values(sa, sb, k);
+	sim = minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(run->params.sig_width));
 	/* exact: the shingles decide, or this estimate for a row too large for them */
 	if (run->args.exact)
 		return sim;
-	return sim < run->args.threshold ? -1 : sim;
+	return same < w->need ? -1 : sim;
 }
 
 /*
@@ -262,6 +298,29 @@ pairs_emit_verified(PairsRun *run, PairsEmitFn emit, void *arg, uint64 ida, Item
 	}
 	if (a->status != PAIRS_ROW_VISIBLE || b->status != PAIRS_ROW_VISIBLE)
 		return;
+	if (pairs_is_in_band(sim))
+	{
+		const LshIndexParams *p = &run->params;
+		uint32		va[MINHASH_MAX_NUM_PERM];
+		uint32		vb[MINHASH_MAX_NUM_PERM];
+
+		/*
+		 * The slots only ruled the pair in: on the rows' signatures, is the
+		 * group's band the first whose key the two share (the probe rule,
+		 * lsh_probe_first_key; else another group emits the pair), and does
+		 * the % operator's estimate pass?
+		 */
+		if (a->sig == NULL || b->sig == NULL)
+			return;
+		minhash::widen_values(a->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, va);
+		minhash::widen_values(b->sig, p->num_perm, (minhash::ValueWidth) p->sig_width, vb);
+		if (!lsh_probe_first_key(p, run->depth, va, vb, pairs_in_band_key(p, pairs_in_band_band(sim))))
+			return;
+		sim = minhash::bbit_jaccard(minhash::matching_values(va, vb, p->num_perm), p->num_perm,
+									MINHASH_WIDTH_BITS(p->sig_width));
+		if (!run->args.exact && sim < run->args.threshold)
+			return;
+	}
 	if (run->args.exact)
 	{
 		if (a->text_isnull || b->text_isnull)
@@ -331,7 +390,7 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 	const LshIndexParams *params = &run->params;
 	Buffer		bufs[PAIRS_SMALL_GROUP];
 	int			bufparts[PAIRS_SMALL_GROUP];
-	const LshSlotHeader *slots[PAIRS_SMALL_GROUP];
+	const uint32 *values[PAIRS_SMALL_GROUP];
 	uint64		live_ids[PAIRS_SMALL_GROUP];
 	ItemPointerData tids[PAIRS_SMALL_GROUP];
 	int			nbufs = 0;
@@ -355,7 +414,16 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 		slot = pairs_live_slot(w->run, part, BufferGetPage(bufs[nbufs - 1]), rowid, blkno);
 		if (slot == NULL)
 			continue;
-		slots[m] = slot;
+		/* 32-bit slots are read in place; compact ones widened (as their band keys were computed) */
+		if (w->small != NULL)
+		{
+			uint32	   *wide = w->small + (Size) m * params->num_perm;
+
+			lsh_slot_values32(params, slot, wide);
+			values[m] = wide;
+		}
+		else
+			values[m] = (const uint32 *) LshSlotValues(slot);
 		live_ids[m] = ids[i];
 		tids[m] = slot->tid;
 		m++;
@@ -364,7 +432,7 @@ pairs_of_small_group(PairsWalk *w, const uint64 *ids, int n)
 	{
 		for (int j = i + 1; j < m; j++)
 		{
-			double		sim = verify(w, LshSlotValues(slots[i]), LshSlotValues(slots[j]));
+			double		sim = verify(w, values[i], values[j]);
 
 			if (sim >= 0)
 			{
@@ -562,6 +630,9 @@ collapse_group(PairsWalk *w)
 	int			n;
 	bool		any_due = false;
 
+	/* classes need whole signatures: compact slots compare pairs, their rows decide */
+	if (w->heap_verify)
+		return false;
 	memset(&r, 0, sizeof(r));
 	r.g = w->group;
 	if (cl->slot == NULL)
@@ -602,7 +673,8 @@ collapse_group(PairsWalk *w)
 				continue;
 			run->candidates++;
 			/* the % operator's own estimate, as for a pair */
-			sim = minhash::jaccard_estimate(si, sj, k);
+			sim = minhash::bbit_jaccard(minhash::matching_values(si, sj, k), k,
+										MINHASH_WIDTH_BITS(run->params.sig_width));
 			if (sim < run->args.threshold)
 				continue;
 			emit_pair(w, c->ids[i], &c->tids[i], c->ids[j], &c->tids[j], pairs_class_edge(sim));
@@ -711,7 +783,7 @@ pairs_prefetch_leaf(PairsWalk *w, int part, const LshEntry *e, int n)
 	const LshIndexParams *params = &w->run->params;
 	const PairsPart *pt = &w->run->parts[part];
 	PairsPages *pc = &w->pages;
-	Size		slot_size = LSH_SLOT_SIZE(params->num_perm);
+	Size		slot_size = params->slot_size;
 
 	for (int pass = 0; pass < 2; pass++)
 	{
@@ -770,6 +842,10 @@ pairs_walk_begin(PairsRun *run, PairsVerifiedFn verified, void *arg, bool ranged
 	w->idbuf = (uint64 *) palloc(sizeof(uint64) * w->chunk_cap);
 	chunk_alloc(&w->a, w->chunk_cap, k);
 	chunk_alloc(&w->b, w->chunk_cap, k);
+	w->need = minhash::bbit_min_matches(k, MINHASH_WIDTH_BITS(run->params.sig_width), run->args.threshold);
+	w->heap_verify = !lsh_verifies_exactly(&run->params);
+	if (run->params.slot_width != MINHASH_WIDTH_32)
+		w->small = (uint32 *) palloc(sizeof(uint32) * PAIRS_SMALL_GROUP * k);
 	pairs_pages_init(run, &w->pages);
 	run->started = run->last_notice = GetCurrentTimestamp();
 	run->last_decile = 0;
