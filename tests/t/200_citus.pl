@@ -367,6 +367,24 @@ is($coord->safe_psql('postgres', "SELECT pages FROM minhash_lsh_stats('docs_lsh'
 	$coord->safe_psql('postgres', q{SELECT sum(result::bigint) FROM run_command_on_shards('docs',
 		$$SELECT pg_relation_size(i.indexrelid) / 8192 FROM pg_index i WHERE i.indrelid = '%s'::regclass$$)}),
 	'pages: the sum of the shard indexes\' sizes');
+# The shards' statistics are read over new connections: in a transaction that
+# holds an ACCESS EXCLUSIVE lock on the table (TRUNCATE, ALTER TABLE, LOCK
+# TABLE, which Citus takes on the shards too) they would wait for it until
+# statement_timeout. It is an error at once instead, for the stats and for the
+# pairs and clusters that read them.
+for my $case (
+	[ 'LOCK TABLE docs IN ACCESS EXCLUSIVE MODE', "SELECT count(*) FROM minhash_lsh_stats('docs_lsh')" ],
+	[ 'TRUNCATE docs', "SELECT count(*) FROM minhash_similar_pairs('docs_lsh', 'id', 0.5)" ],
+	[ 'TRUNCATE docs', "SELECT count(*) FROM minhash_clusters('docs_lsh', 'id', 0.5)" ])
+{
+	my $t0 = time();
+	my ($ret, $out, $err) = $coord->psql('postgres',
+		"SET statement_timeout = '30s'; BEGIN; $case->[0]; $case->[1]; ROLLBACK;");
+	like($err, qr/cannot read the lsh indexes of the shards of "docs" in a transaction that holds an ACCESS EXCLUSIVE lock/,
+		"after $case->[0] in the transaction, $case->[1] is an error, not a wait on itself");
+	cmp_ok(time() - $t0, '<', 20, "... at once ($case->[0])");
+}
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM docs'), $nrows, 'the rolled-back TRUNCATE left the rows');
 
 # --- aggregates on the workers ---
 $coord->safe_psql('postgres', qq{

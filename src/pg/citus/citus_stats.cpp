@@ -17,6 +17,8 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "access/relation.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -103,6 +105,29 @@ add_shard(MhCitusIndexStats *st, char **v, const char *index, const char *table)
 	st->pending[1] += pg_strtoint64(v[17]);
 }
 
+/*
+ * The shards' statistics are read over new connections (master_run_on_worker),
+ * outside this transaction: if it holds an ACCESS EXCLUSIVE lock on the table
+ * or its index (TRUNCATE, ALTER TABLE, REINDEX, LOCK TABLE, which Citus takes
+ * on the shards too), they would wait for it forever, or until
+ * statement_timeout. Refuse instead of waiting on ourselves.
+ */
+static void
+refuse_if_locked_here(Oid relid, const char *name)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	bool		locked = CheckRelationLockedByMe(rel, AccessExclusiveLock, false);
+
+	relation_close(rel, NoLock);
+	if (locked)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot read the lsh indexes of the shards of \"%s\" in a transaction that holds an ACCESS EXCLUSIVE lock on it",
+						name),
+				 errdetail("The shards' statistics are read over new connections, which would wait for this transaction's lock."),
+				 errhint("Run it after the transaction that truncated, altered or locked the table ends.")));
+}
+
 void
 mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace, MhCitusIndexStats *st)
 {
@@ -119,6 +144,8 @@ mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace, MhCitusIndexSta
 	ListCell   *lc;
 
 	memset(st, 0, sizeof(*st));
+	refuse_if_locked_here(relid, table);
+	refuse_if_locked_here(indexoid, get_rel_name(indexoid));
 	if (shards == NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
