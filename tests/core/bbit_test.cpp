@@ -127,10 +127,12 @@ TEST(Bbit, MinMatchesAgreesWithTheEstimate) {
                 const int need = bbit_min_matches(k, b, t);
                 ASSERT_GE(need, 0);
                 ASSERT_LE(need, k + 1);
-                if (need <= k)
+                if (need <= k) {
                     EXPECT_GE(bbit_jaccard(need, k, b), t) << k << " " << b << " " << t;
-                if (need >= 1)
+                }
+                if (need >= 1) {
                     EXPECT_LT(bbit_jaccard(need - 1, k, b), t) << k << " " << b << " " << t;
+                }
             }
         }
     EXPECT_EQ(bbit_min_matches(128, 32, 0.5), 64);

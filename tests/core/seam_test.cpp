@@ -35,6 +35,17 @@ void *operator new(size_t n) {
     throw std::bad_alloc();
 }
 void *operator new[](size_t n) { return ::operator new(n); }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): every
+// block the deletes below free must come from malloc, or AddressSanitizer
+// reports an alloc-dealloc mismatch in the other tests of this binary.
+void *operator new(size_t n, const std::nothrow_t &) noexcept {
+    if (g_fail_new.load(std::memory_order_relaxed))
+        return nullptr;
+    return std::malloc(n ? n : 1);
+}
+void *operator new[](size_t n, const std::nothrow_t &t) noexcept { return ::operator new(n, t); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, size_t) noexcept { std::free(p); }
