@@ -22,7 +22,7 @@ have_allpairs() { have_fn minhash_similar_pairs; }
 section_allpairs() {
     section "all pairs"
     if [ "$have_ext" != 1 ] || [ "${LSH_INDEX:-0}" != 1 ]; then
-        not_available "lsh index (issue 3; all pairs need it)"
+        not_available "lsh index (all pairs need it)"
         return
     fi
     local t=0.5 ms score
@@ -47,8 +47,8 @@ section_allpairs() {
     if have_allpairs; then
         allpairs_call "$t"
     else
-        tbl_row "whole-table all-pairs function (issue 5)|not available|-|-|-|-"
-        tbl_note "not available: all-pairs function (issue 5) not built"
+        tbl_row "whole-table all-pairs function|not available|-|-|-|-"
+        tbl_note "not available: all-pairs function not built"
     fi
     tbl_end
 }

@@ -23,9 +23,9 @@ forest_threshold_run() {
 }
 
 section_forest() {
-    section "one index at any threshold; ORDER BY LIMIT k (issue 10)"
+    section "one index at any threshold; ORDER BY LIMIT k"
     if [ "${LSH_INDEX:-0}" != 1 ] || ! have_table docs_bands_gin; then
-        not_available "lsh index and GIN over minhash_bands (issue 10 comparison)"
+        not_available "lsh index and GIN over minhash_bands"
         return
     fi
     local nrec=$NREC b="$LSH_B, $LSH_R" lsh="SELECT id FROM docs WHERE sig % q.sig" ts="0.3 0.5 0.7 0.9"

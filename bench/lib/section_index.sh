@@ -49,7 +49,7 @@ section_index() {
         fi
     else
         tbl_row "lsh|not available|-|-|-"
-        tbl_note "not available: lsh index access method (issue 3) not built"
+        tbl_note "not available: lsh index access method not built"
         LSH_INDEX=0
     fi
     local inserts_table

@@ -88,7 +88,7 @@ section_queries() {
         run_method "lsh index: ORDER BY sig <%> q LIMIT 10" knn "SELECT id FROM docs ORDER BY sig <%> $sub_sig LIMIT 10" \
             "SELECT id FROM docs ORDER BY sig <%> q.sig LIMIT 10" "" "$NREC" lshknn
     else
-        tbl_row "lsh index|-|not available: lsh index access method (issue 3) not built|-|-|-|-|-|-|-|-|-|-"
+        tbl_row "lsh index|-|not available: lsh index access method not built|-|-|-|-|-|-|-|-|-|-"
     fi
     if [ "$NREC_SLOW" -gt 0 ]; then
         run_method "seq scan: sig % q [baseline]" 0.5 "SELECT id FROM docs WHERE sig % $sub_sig" \

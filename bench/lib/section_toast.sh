@@ -83,7 +83,7 @@ section_toast() {
     tbl_end
     local target_row_lz4
     target_row_lz4=$(fmt %.1f "${M_TOAST_lz4:-}")
-    tbl_start "Target (issue 13): SELECT minhash(body) on 2-4 KB documents with lz4" "target|goal|measured|verdict"
+    tbl_start "Target: SELECT minhash(body) on 2-4 KB documents with lz4" "target|goal|measured|verdict"
     tbl_row "MB/s of text per core, lz4|>= 150|$target_row_lz4|$(verdict "$target_row_lz4" ">=" 150)"
     tbl_end
 
