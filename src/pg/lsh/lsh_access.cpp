@@ -308,17 +308,10 @@ lsh_read_meta(Relation index, int mode, LshMetaPage *meta)
 				 errmsg("lsh index \"%s\" has on-disk version %u, this build reads versions %d to %d",
 						RelationGetRelationName(index), m->version, LSH_VERSION_EXACT, LSH_VERSION),
 				 errhint("REINDEX the index.")));
-	if (((PageHeader) page)->pd_lower < (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)
-		lsh_corrupted(index, "metapage with invalid pd_lower", LSH_METAPAGE_BLKNO);
-	/*
-	 * Versions 1 and 2 wrote a shorter metapage, and no later build lengthens
-	 * one without writing the current version: a metapage longer than its
-	 * version's is a newer index whose version number was damaged, whose
-	 * pages would be read in the wrong format.
-	 */
-	if (m->version < LSH_VERSION_PENDING &&
-		((PageHeader) page)->pd_lower > (char *) LshPageGetMeta(page) + lsh_meta_size(m->version) - (char *) page)
-		lsh_corrupted(index, "metapage longer than its version's", LSH_METAPAGE_BLKNO);
+	problem = lsh_meta_length_problem(m->version, (long) ((PageHeader) page)->pd_lower -
+									  ((char *) LshPageGetMeta(page) - (char *) page));
+	if (problem != NULL)
+		lsh_corrupted(index, problem, LSH_METAPAGE_BLKNO);
 	/*
 	 * num_perm = 0: no signature seen yet, and nothing else is in use. The
 	 * widths (version 5): known codes, the slots' no wider than the

@@ -166,7 +166,7 @@ check_meta(LshChecker *c)
 	m = LshPageGetMeta(page);
 	c->meta = *m;
 	/* the metapage's length: from pd_lower, as lsh_read_meta checks it */
-	int			length = (int) ((PageHeader) page)->pd_lower - (int) ((char *) m - (char *) page);
+	long		length = (long) ((PageHeader) page)->pd_lower - ((char *) m - (char *) page);
 	UnlockReleaseBuffer(buf);
 	m = &c->meta;
 
@@ -175,9 +175,9 @@ check_meta(LshChecker *c)
 	if (!LSH_VERSION_KNOWN(m->version))
 		problem(c, "metapage: version %u, expected %d to %d", m->version, LSH_VERSION_EXACT,
 				LSH_VERSION), ok = false;
-	else if (length < (int) lsh_meta_size(m->version) ||
-			 (m->version < LSH_VERSION_PENDING && length > (int) lsh_meta_size(m->version)))
-		problem(c, "metapage: %d bytes long, version %u writes %d", length, m->version,
+	else if (lsh_meta_length_problem(m->version, length) != NULL)
+		problem(c, "metapage: %s (%ld bytes, version %u writes %d)",
+				lsh_meta_length_problem(m->version, length), length, m->version,
 				(int) lsh_meta_size(m->version)), ok = false;
 	if (!ok)
 		return false;

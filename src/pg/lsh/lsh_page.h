@@ -228,6 +228,24 @@ lsh_meta_size(uint32 version)
 		version < LSH_VERSION ? LSH_META_SIZE_V4 : sizeof(LshMetaPageData);
 }
 
+/*
+ * What is wrong with a metapage of this version whose contents end length
+ * bytes after its start (pd_lower), or NULL. Versions 1 and 2 wrote exactly
+ * their size and no later build lengthens one without writing the current
+ * version: a longer one is a newer index whose version number was damaged,
+ * whose pages would be read in the wrong format. Later versions may carry
+ * more than their size.
+ */
+static inline const char *
+lsh_meta_length_problem(uint32 version, long length)
+{
+	if (length < (long) lsh_meta_size(version))
+		return "metapage with invalid pd_lower";
+	if (version < LSH_VERSION_PENDING && length > (long) lsh_meta_size(version))
+		return "metapage longer than its version's";
+	return NULL;
+}
+
 /* versions this build reads */
 #define LSH_VERSION_KNOWN(v)	((v) >= LSH_VERSION_EXACT && (v) <= LSH_VERSION)
 /* the metapage has the pending list's fields */
