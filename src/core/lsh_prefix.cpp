@@ -1,6 +1,7 @@
 // Prefix-preserving band keys and probe depths: see lsh_prefix.h.
 #include "core/lsh_prefix.h"
 #include "core/hash.h"
+#include "core/signature.h"
 
 #include <cmath>
 
@@ -154,6 +155,15 @@ double depth_complete_similarity(int m, int bands, double recall) noexcept {
 
 int rows_in_key_ranges(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
                        const uint32_t *width, uint32_t *out) noexcept {
+    if (bands >= 8 && bands <= kKeyRangesAvx2MaxBands && simd_in_use() != SimdLevel::Portable)
+        return detail::rows_in_key_ranges_avx2(rows, nrows, stride, bands, lo, width, out);
+    return detail::rows_in_key_ranges_portable(rows, nrows, stride, bands, lo, width, out);
+}
+
+namespace detail {
+
+int rows_in_key_ranges_portable(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
+                                const uint32_t *width, uint32_t *out) noexcept {
     int n = 0;
     for (int i = 0; i < nrows; ++i) {
         const uint32_t *row = rows + static_cast<size_t>(i) * stride;
@@ -166,5 +176,7 @@ int rows_in_key_ranges(const uint32_t *rows, int nrows, int stride, int bands, c
     }
     return n;
 }
+
+}  // namespace detail
 
 }  // namespace minhash

@@ -63,9 +63,21 @@ void prefix_range(const PrefixLayout &layout, uint32_t key, int m, uint32_t *lo,
 // (a keyed pending page of an lsh index): the row ids of those with a key in
 // its band's range, key - lo[b] <= width[b] (unsigned: the range [lo, lo +
 // width]), written to out (room for nrows) in row order. Returns how many. Branch-free over
-// the bands, so it vectorises: a probe filters thousands of rows this way.
+// the bands: a probe filters thousands of rows this way. With 8 to
+// kKeyRangesAvx2MaxBands bands and the AVX2 kernel in use (simd_in_use), the
+// AVX2 form; else the portable loop. Both return the same rows.
 int rows_in_key_ranges(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
                        const uint32_t *width, uint32_t *out) noexcept;
+
+constexpr int kKeyRangesAvx2MaxBands = 256;
+
+namespace detail {
+int rows_in_key_ranges_portable(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
+                                const uint32_t *width, uint32_t *out) noexcept;
+// key_ranges_avx2.cpp: 8 <= bands <= kKeyRangesAvx2MaxBands, on a CPU with AVX2
+int rows_in_key_ranges_avx2(const uint32_t *rows, int nrows, int stride, int bands, const uint32_t *lo,
+                            const uint32_t *width, uint32_t *out) noexcept;
+}  // namespace detail
 
 // Do band `band` of signatures a and b (whole signatures, bands of
 // layout.rows values) have keys that a probe of depth m matches, i.e. keys

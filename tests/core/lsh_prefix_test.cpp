@@ -1,6 +1,7 @@
 // Prefix-preserving band keys (LSH Forest) and the probe depth.
 #include "core/lsh_prefix.h"
 #include "core/hash.h"
+#include "core/signature.h"
 
 #include <gtest/gtest.h>
 
@@ -295,4 +296,73 @@ TEST(LshPrefix, ProbeTargetSimilarity) {
     EXPECT_DOUBLE_EQ(probe_target_similarity(0.9), 0.95);
     EXPECT_DOUBLE_EQ(probe_target_similarity(1.0), 1.0);
     EXPECT_DOUBLE_EQ(probe_target_similarity(0.0), 0.1);
+}
+
+// The AVX2 filter keeps the same rows as the portable loop, for every band
+// count it takes (the overlapping last vector included) and for ranges that
+// hit exactly at lo, at lo + width, just outside, and at the ends of the key
+// space. Rows are random keys with keys planted on those edges.
+TEST(LshPrefix, RowsInKeyRangesAvx2MatchesPortable) {
+    if (simd_best() == SimdLevel::Portable)
+        GTEST_SKIP() << "this CPU has no AVX2";
+    std::mt19937 rng(20261127);
+    for (int bands : {8, 9, 15, 16, 17, 23, 30, 31, 32, 64, 100, kKeyRangesAvx2MaxBands}) {
+        const int stride = 1 + bands, nrows = 257;
+        std::vector<uint32_t> lo(bands), width(bands), rows(static_cast<size_t>(nrows) * stride);
+        for (int b = 0; b < bands; ++b) {
+            lo[b] = b == 2 ? 0xFFFFFF00u : static_cast<uint32_t>(rng());
+            if (b == 2)
+                width[b] = 0xFFFFFFFFu - lo[b];  // to the top of the key space
+            else
+                width[b] = b % 2 == 0 ? 0 : static_cast<uint32_t>(rng() >> 16);
+        }
+        for (int i = 0; i < nrows; ++i) {
+            uint32_t *row = &rows[static_cast<size_t>(i) * stride];
+            row[0] = static_cast<uint32_t>(i);
+            for (int b = 0; b < bands; ++b)
+                row[1 + b] = rng();
+            // most rows keep random keys (almost all outside); some get an edge in one band
+            const int b = static_cast<int>(rng() % bands);
+            switch (i % 8) {
+            case 1: row[1 + b] = lo[b]; break;
+            case 2: row[1 + b] = lo[b] + width[b]; break;
+            case 3: row[1 + b] = lo[b] + width[b] + 1; break;
+            case 4: row[1 + b] = lo[b] - 1; break;
+            default: break;
+            }
+        }
+        std::vector<uint32_t> want(nrows), got(nrows);
+        const int nwant = detail::rows_in_key_ranges_portable(rows.data(), nrows, stride, bands, lo.data(),
+                                                              width.data(), want.data());
+        const int ngot = detail::rows_in_key_ranges_avx2(rows.data(), nrows, stride, bands, lo.data(),
+                                                         width.data(), got.data());
+        want.resize(nwant);
+        got.resize(ngot);
+        EXPECT_EQ(got, want) << bands << " bands";
+        EXPECT_GT(nwant, nrows / 8) << bands << " bands: the planted edges must be kept";
+        EXPECT_LT(nwant, nrows) << bands << " bands: some rows must be filtered out";
+    }
+}
+
+// rows_in_key_ranges takes the AVX2 form only while the AVX2 kernel is in
+// use: minhash.simd = portable (simd_use) gives the portable loop, whose
+// answer is the same.
+TEST(LshPrefix, RowsInKeyRangesFollowsSimdChoice) {
+    const SimdLevel before = simd_in_use();
+    const int bands = 30, stride = 31;
+    std::vector<uint32_t> lo(bands, 100), width(bands, 5), rows;
+    for (uint32_t i = 0; i < 40; ++i) {
+        rows.push_back(i);
+        for (int b = 0; b < bands; ++b)
+            rows.push_back(b == static_cast<int>(i % bands) ? 95 + i : 7);
+    }
+    std::vector<uint32_t> a(40), p(40);
+    const int na = rows_in_key_ranges(rows.data(), 40, stride, bands, lo.data(), width.data(), a.data());
+    simd_use(SimdLevel::Portable);
+    const int np = rows_in_key_ranges(rows.data(), 40, stride, bands, lo.data(), width.data(), p.data());
+    simd_use(before);
+    a.resize(na);
+    p.resize(np);
+    EXPECT_EQ(a, p);
+    EXPECT_EQ(a, (std::vector<uint32_t>{5, 6, 7, 8, 9, 10}));
 }

@@ -239,10 +239,78 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
 /* ---------------------------------------------------------------- merge */
 
 /*
+ * Leaves a merge visits along the leaf level from one descent, under one hold
+ * of the metapage's share lock: inserts wait for that lock, so a run is kept
+ * short. A merge of the default list puts ~60,000 sorted entries into ~27,000
+ * leaves, so the next entry's leaf is nearly always the current one's right
+ * sibling or the one after: following right links costs one buffer read per
+ * leaf where a descent costs the metapage, the cached descent and the leaf.
+ */
+#define LSH_MERGE_RUN_LEAVES	64
+/* leaves passed over without an entry before a descent is cheaper */
+#define LSH_MERGE_MAX_SKIP		4
+
+/*
+ * Append the entries of e[*i..n) that belong in leaf page (key <= its high
+ * key), as many as fit, in one WAL record. checked: skip entries the leaf
+ * holds already (a merge that crashed or failed half-way put them there).
+ * Advances *i past what it appended or skipped; returns true if the next
+ * entry belongs here but the leaf is full.
+ */
+static bool
+merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n, int *i, bool checked,
+				int *todo)
+{
+	LshPageOpaque opaque = LshPageGetOpaque(page);
+	uint32		hi = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : UINT32_MAX;
+	int			room = lsh_leaf_capacity(page) - lsh_leaf_count(page);
+	int			j = *i;
+	int			appended = 0;
+
+	/* what goes in, decided before the critical section */
+	while (j < n && e[j].key <= hi)
+	{
+		if (checked)
+		{
+			int			cnt = lsh_leaf_count(page);
+			bool		found = false;
+
+			for (int x = 0; x < cnt && !found; x++)
+				found = lsh_leaf_key(page, x) == e[j].key && lsh_leaf_rowid(page, x) == e[j].value;
+			if (found)
+			{
+				j++;
+				continue;
+			}
+		}
+		if (appended >= room)
+			break;
+		todo[appended++] = j;
+		j++;
+	}
+	if (appended > 0)
+	{
+		LshWalRecord r;
+		LocationIndex lower = ((PageHeader) page)->pd_lower;
+
+		lsh_wal_begin(&r, index);
+		(void) lsh_wal_page(&r, buf, false);
+		for (int t = 0; t < appended; t++)
+			lsh_leaf_append(page, e[todo[t]].key, e[todo[t]].value);
+		lsh_wal_appended(&r, 0, lower);
+		lsh_wal_finish(&r);
+	}
+	*i = j;
+	return j < n && e[j].key <= hi;
+}
+
+/*
  * Append sorted entries to their leaves: every entry of one leaf in one WAL
- * record. A full leaf is split by lsh_tree_insert (one entry), after which
- * the rest goes on in bulk. checked: skip entries the leaf holds already (a
- * merge that crashed or failed half-way put them there).
+ * record, moving right along the leaf level from one descent (see
+ * LSH_MERGE_RUN_LEAVES). The metapage's share lock keeps the tree's shape
+ * (splits take it exclusively), so the right links followed are those a
+ * descent would find. A full leaf is split by lsh_tree_insert (one entry),
+ * after which the rest goes on in bulk from a new descent.
  */
 static void
 merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
@@ -260,70 +328,45 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 		bool		has_low;
 		uint32		low;
 		BlockNumber leaf = lsh_find_leaf_low(index, meta, e[i].key, false, &has_low, &low);
-		Buffer		buf;
-		Page		page;
-		LshPageOpaque opaque;
-		uint32		hi;
-		int			j = i;
-		int			appended = 0;
-		int			cap;
-		int			room;
+		bool		full = false;
+		int			skipped = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		lsh_walk_chain(&w);
 		lsh_walk_expect_low(&w, has_low, low);
-		buf = lsh_walk_read(&w, leaf, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
-							InvalidBlockNumber, &page);
-		lsh_check_key_in_leaf(index, page, leaf, e[i].key);
-		opaque = LshPageGetOpaque(page);
-		hi = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : UINT32_MAX;
-		cap = lsh_leaf_capacity(page);
-
-		/* what goes in, decided before the critical section */
-		room = cap - lsh_leaf_count(page);
-		while (j < n && e[j].key <= hi)
+		for (int run = 0;; run++)
 		{
-			if (checked)
+			Page		page;
+			Buffer		buf = lsh_walk_read(&w, leaf, BUFFER_LOCK_EXCLUSIVE, LSH_PAGE_LEAF, 0, NULL,
+											InvalidBlockNumber, &page);
+			int			before = i;
+			BlockNumber next;
+
+			/* a descent must reach the key's leaf (a right move checked the leaf's low key) */
+			if (run == 0)
+				lsh_check_key_in_leaf(index, page, leaf, e[i].key);
+			full = merge_into_leaf(index, buf, page, e, n, &i, checked, todo);
+			skipped = i == before ? skipped + 1 : 0;
+			if (full || i >= n || run + 1 >= LSH_MERGE_RUN_LEAVES || skipped >= LSH_MERGE_MAX_SKIP)
 			{
-				int			cnt = lsh_leaf_count(page);
-				bool		found = false;
-
-				for (int x = 0; x < cnt && !found; x++)
-					found = lsh_leaf_key(page, x) == e[j].key && lsh_leaf_rowid(page, x) == e[j].value;
-				if (found)
-				{
-					j++;
-					continue;
-				}
-			}
-			if (appended >= room)
+				UnlockReleaseBuffer(buf);
 				break;
-			todo[appended++] = j;
-			j++;
+			}
+			next = lsh_walk_right(&w, page);
+			UnlockReleaseBuffer(buf);
+			if (next == InvalidBlockNumber)
+				lsh_corrupted(index, "leaf without a right sibling below an entry's key", leaf);
+			leaf = next;
 		}
-		if (appended > 0)
-		{
-			LshWalRecord r;
-			LocationIndex lower = ((PageHeader) page)->pd_lower;
-
-			lsh_wal_begin(&r, index);
-			(void) lsh_wal_page(&r, buf, false);
-			for (int t = 0; t < appended; t++)
-				lsh_leaf_append(page, e[todo[t]].key, e[todo[t]].value);
-			lsh_wal_appended(&r, 0, lower);
-			lsh_wal_finish(&r);
-		}
-		UnlockReleaseBuffer(buf);
-		if (j < n && e[j].key <= hi)
+		if (full)
 		{
 			/* the leaf is full: split it on the way in, under the metapage EXCLUSIVE */
 			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-			lsh_tree_insert(index, metabuf, e[j].key, e[j].value);
-			j++;
+			lsh_tree_insert(index, metabuf, e[i].key, e[i].value);
+			i++;
 		}
 		UnlockReleaseBuffer(metabuf);
-		i = j;
 	}
 	pfree(todo);
 }
