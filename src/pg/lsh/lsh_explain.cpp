@@ -73,6 +73,7 @@ lsh_counters_report(Relation index, const LshScanCounters *c, uint64 returned)
 	e->c.candidates += c->candidates;
 	e->c.verified += c->verified;
 	e->c.returned += returned;
+	e->c.pending_copied += c->pending_copied;
 }
 
 /*
@@ -156,6 +157,9 @@ lsh_explain_one_query(Query *query, int cursorOptions, IntoClause *into, Explain
 		appendStringInfo(&line, ", candidates " UINT64_FORMAT ", verified " UINT64_FORMAT
 						 ", returned " UINT64_FORMAT,
 						 e->c.candidates, e->c.verified, e->c.returned);
+		if (e->c.pending_copied > 0)
+			appendStringInfo(&line, ", pending list from a sorted copy in " UINT64_FORMAT " scans",
+							 e->c.pending_copied);
 		if (es->format == EXPLAIN_FORMAT_TEXT)
 			appendStringInfo(es->str, "%s\n", line.data);
 		else

@@ -197,7 +197,13 @@ typedef struct LshMetaPageData
 								 * entries of it in the tree): the next merge checks
 								 * for entries already there */
 	uint32		pending_pages;
-	uint32		pending_pad;
+	/*
+	 * Merge rounds so far (wrapping; 0 where 1.1 merged): the record that
+	 * unlinks merged pages adds one, so that a backend's sorted copy of the
+	 * list (lsh_pending_cache.h) knows the list changed at its head. A pad
+	 * before, always zero.
+	 */
+	uint32		pending_merges;
 	uint64		pending_rows;
 	/*
 	 * From version 5: the width codes (as in a signature's flags: 0 = 32

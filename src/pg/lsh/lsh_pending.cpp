@@ -8,6 +8,7 @@
 #include "core/lsh_prefix.h"
 #include "pg/citus/citus.h"
 #include "pg/lsh/lsh_pending.h"
+#include "pg/lsh/lsh_pending_cache.h"
 #include "pg/lsh/lsh_wal.h"
 #include "pg/compat.h"
 
@@ -608,6 +609,7 @@ merge_round(Relation index, Size budget)
 	meta->pending_free = head;
 	meta->pending_pages = meta->pending_pages >= (uint32) npages ? meta->pending_pages - npages : 0;
 	meta->pending_rows = meta->pending_rows >= (uint64) nrows ? meta->pending_rows - nrows : 0;
+	meta->pending_merges++;		/* backends' copies of the list are stale (lsh_pending_cache.h) */
 	if (!checked || upto_seen)
 		meta->merge_upto = InvalidBlockNumber;
 	GenericXLogFinish(state);
@@ -658,15 +660,16 @@ lsh_pending_over_limit(Relation index, const LshMetaPageData *meta)
 /* ---------------------------------------------------------------- readers */
 
 /*
- * Call fn for every pending page, head to tail, with lock coupling (the
- * merge's unlink relies on it) and a bounded, checked walk.
+ * Call fn for every pending page from first (the head, or a page a backend's
+ * copy of the list ends on: lsh_pending_cache.h) to the tail, with lock
+ * coupling (the merge's unlink relies on it) and a bounded, checked walk.
  */
 template <typename Fn>
 static void
-pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
+pending_walk_from(LshWalk *w, Buffer metabuf, BlockNumber first, Fn fn)
 {
 	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
-	BlockNumber blkno = meta->pending_head;
+	BlockNumber blkno = first;
 	BlockNumber tail = meta->pending_tail;
 	Buffer		buf;
 	Page		page;
@@ -697,11 +700,98 @@ pending_walk(Relation index, LshWalk *w, Buffer metabuf, Fn fn)
 	UnlockReleaseBuffer(buf);
 }
 
-void
+template <typename Fn>
+static void
+pending_walk(LshWalk *w, Buffer metabuf, Fn fn)
+{
+	pending_walk_from(w, metabuf, LshPageGetMeta(BufferGetPage(metabuf))->pending_head, fn);
+}
+
+/* a keyed page must carry the index's bands: the keys a scan compares */
+static void
+check_keyed_page(Relation index, Page page, BlockNumber blkno, const LshIndexParams *params)
+{
+	if ((LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED) && LshPageGetOpaque(page)->count != params->bands)
+		lsh_corrupted(index, "pending list page with another number of band keys than the index's bands",
+					  blkno);
+}
+
+/*
+ * Add the row ids of rows [from, count) of a pending page to ids: on a keyed
+ * page those with a key in its band's range (lo NULL: all), on a plain page
+ * all. Returns the rows looked at.
+ */
+static int
+pending_page_rows(Relation index, Page page, BlockNumber blkno, int from, LshArray<uint32> *ids,
+				  const LshIndexParams *params, const uint32 *lo, const uint32 *width)
+{
+	int			n = lsh_pending_count(page) - from;
+	uint32	   *out;
+
+	if (n <= 0)
+		return 0;
+	check_keyed_page(index, page, blkno, params);
+	out = ids->extend(n);
+	if (lo == NULL || !(LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED))
+	{
+		for (int i = 0; i < n; i++)
+			out[i] = lsh_pending_row(page, from + i)[0];
+		return n;
+	}
+	ids->n -= n - minhash::rows_in_key_ranges(lsh_pending_row(page, from), n, lsh_pending_row_words(page),
+											   params->bands, lo, width, out);
+	return n;
+}
+
+/*
+ * A scan with a backend's sorted copy of the list's first rows: those from
+ * the copy, the rows appended since from the list. False (metapage unlocked,
+ * the copy forgotten) if the page the copy ends on has fewer rows than it
+ * had: the list is not the one copied.
+ */
+static bool
+collect_with_cache(Relation index, LshWalk *walk, Buffer metabuf, LshPendingCache *cache,
+				   LshArray<uint32> *ids, const LshIndexParams *params, const uint32 *lo, const uint32 *hi,
+				   const uint32 *width)
+{
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+	int			last_count;
+	BlockNumber last = lsh_pending_cache_last(cache, &last_count);
+	bool		first = true;
+	bool		continues = true;
+	uint64		filtered = 0;
+
+	if (meta->pending_rows == lsh_pending_cache_rows(cache))
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);	/* nothing appended since */
+	else
+		pending_walk_from(walk, metabuf, last, [&](Page page, BlockNumber blkno) {
+			int			from = first ? last_count : 0;
+
+			if (first && lsh_pending_count(page) < last_count)
+				continues = false;
+			first = false;
+			if (continues)
+				filtered += pending_page_rows(index, page, blkno, from, ids, params, lo, width);
+		});
+	if (!continues)
+	{
+		lsh_pending_cache_forget(cache);
+		return false;
+	}
+	lsh_pending_cache_probe(cache, lo, hi, ids);
+	lsh_pending_cache_count(cache, filtered);
+	return true;
+}
+
+bool
 lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
 					const LshIndexParams *params, const uint32 *lo, const uint32 *hi)
 {
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
 	uint32	   *width = NULL;
+	LshPendingCache *cache = NULL;
+	bool		build = false;
+	uint64		filtered = 0;
 
 	if (lo != NULL)
 	{
@@ -709,32 +799,44 @@ lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint
 		width = (uint32 *) palloc(sizeof(uint32) * params->bands);
 		for (int b = 0; b < params->bands; b++)
 			width[b] = hi[b] - lo[b];
+		if (LSH_HAS_PENDING(meta->version) && meta->pending_head != InvalidBlockNumber)
+		{
+			cache = lsh_pending_cache_for(index, meta);
+			if (lsh_pending_cache_built(cache, params))
+			{
+				if (collect_with_cache(index, walk, metabuf, cache, ids, params, lo, hi, width))
+				{
+					pfree(width);
+					return true;
+				}
+				/* the whole list once more (ids read so far are candidates still) */
+				LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+				cache = lsh_pending_cache_for(index, meta);
+			}
+			build = lsh_pending_cache_should_build(cache, meta, params);
+		}
 	}
-	pending_walk(index, walk, metabuf, [&](Page page, BlockNumber blkno) {
-		int			n = lsh_pending_count(page);
-		uint32	   *out;
-
-		if (!(LshPageGetOpaque(page)->flags & LSH_PENDING_KEYED))
+	if (build)
+		lsh_pending_cache_begin(cache, params);
+	pending_walk(walk, metabuf, [&](Page page, BlockNumber blkno) {
+		if (build)
 		{
-			for (int i = 0; i < n; i++)
-				ids->push(lsh_pending_row(page, i)[0]);
-			return;
+			check_keyed_page(index, page, blkno, params);
+			lsh_pending_cache_add(cache, page, blkno);
 		}
-		if (LshPageGetOpaque(page)->count != params->bands)
-			lsh_corrupted(index, "pending list page with another number of band keys than the index's bands",
-						  blkno);
-		out = ids->extend(n);
-		if (lo == NULL)
-		{
-			for (int i = 0; i < n; i++)
-				out[i] = lsh_pending_row(page, i)[0];
-			return;
-		}
-		ids->n -= n - minhash::rows_in_key_ranges(lsh_pending_row(page, 0), n, lsh_pending_row_words(page),
-												   params->bands, lo, width, out);
+		else
+			filtered += pending_page_rows(index, page, blkno, 0, ids, params, lo, width);
 	});
+	if (build)
+	{
+		lsh_pending_cache_finish(cache);
+		lsh_pending_cache_probe(cache, lo, hi, ids);
+	}
+	else if (cache != NULL)
+		lsh_pending_cache_count(cache, filtered);
 	if (width != NULL)
 		pfree(width);
+	return build;
 }
 
 LshEntry *
@@ -751,7 +853,7 @@ lsh_pending_entries(Relation index, const LshIndexParams *params, int *n)
 	*n = 0;
 	lsh_walk_init(&w, index, NULL);
 	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
-	pending_walk(index, &w, metabuf, [&](Page page, BlockNumber blkno) {
+	pending_walk(&w, metabuf, [&](Page page, BlockNumber blkno) {
 		pending_rows_of_page(index, page, blkno, params, &rows, &pagekeys);
 	});
 	ReleaseBuffer(metabuf);

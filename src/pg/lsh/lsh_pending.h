@@ -62,9 +62,10 @@ int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
  * caller (the scan's own metapage read: no second one); returned pinned and
  * unlocked once the walk holds the head page. lo/hi: the probe's key range
  * of each of the index's bands: a row on a keyed page is added if one of its
- * keys is in its band's range (NULL: every row).
+ * keys is in its band's range (NULL: every row). True if the rows came
+ * from the backend's sorted copy of the list (lsh_pending_cache.h).
  */
-void		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
+bool		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
 								const LshIndexParams *params, const uint32 *lo, const uint32 *hi);
 /* the band entries of the pending rows that are LIVE, sorted by key (pairs walk) */
 LshEntry   *lsh_pending_entries(Relation index, const LshIndexParams *params, int *n);

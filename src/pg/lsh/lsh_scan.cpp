@@ -557,7 +557,8 @@ lsh_collect_stage(Relation index, LshScanOpaque so, int m)
 	 * tree's would; read before the tree (lsh_pending.h), from the head in
 	 * this same metapage read; the metapage stays pinned, unlocked.
 	 */
-	lsh_pending_collect(index, &so->walk, metabuf, &ids, params, lo, hi);
+	if (lsh_pending_collect(index, &so->walk, metabuf, &ids, params, lo, hi))
+		so->counters.pending_copied++;
 	for (int b = 0; b < params->bands; b++)
 	{
 		LshCursor	cur;
