@@ -67,7 +67,7 @@ ingest_pct_cpu() {
 # The planner's estimate for one `%` query: "startup..total".
 ingest_pct_cost() {
     psql -X -q -tA -c "EXPLAIN SELECT id FROM ingest WHERE sig % (SELECT sig FROM queries WHERE qid = 1)" |
-        grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
+        grep -m1 -oE '(Index Scan|Bitmap Index Scan|Seq Scan) [a-z_ ]*ingest[a-z_]* +\(cost=[0-9.]+\.\.[0-9.]+' | sed 's/ *(cost=/: /'
 }
 
 # minhash.lsh_pending_list_limit's default, kB (the library loaded first: it defines the setting)

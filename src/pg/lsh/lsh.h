@@ -144,7 +144,7 @@ typedef struct LshScanCounters
 	uint64		candidates;
 	uint64		verified;
 	uint64		returned;
-	uint64		pending_copied;	/* scans that read the pending list from a sorted copy */
+	uint64		pending_copied;	/* scans that read the pending list from a backend's copy */
 } LshScanCounters;
 
 /* lsh_explain.cpp */

@@ -158,7 +158,7 @@ lsh_explain_one_query(Query *query, int cursorOptions, IntoClause *into, Explain
 						 ", returned " UINT64_FORMAT,
 						 e->c.candidates, e->c.verified, e->c.returned);
 		if (e->c.pending_copied > 0)
-			appendStringInfo(&line, ", pending list from a sorted copy in " UINT64_FORMAT " scans",
+			appendStringInfo(&line, ", pending list read from a copy in " UINT64_FORMAT " scans",
 							 e->c.pending_copied);
 		if (es->format == EXPLAIN_FORMAT_TEXT)
 			appendStringInfo(es->str, "%s\n", line.data);

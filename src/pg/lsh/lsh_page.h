@@ -199,7 +199,7 @@ typedef struct LshMetaPageData
 	uint32		pending_pages;
 	/*
 	 * Merge rounds so far (wrapping; 0 where 1.1 merged): the record that
-	 * unlinks merged pages adds one, so that a backend's sorted copy of the
+	 * unlinks merged pages adds one, so that a backend's copy of the
 	 * list (lsh_pending_cache.h) knows the list changed at its head. A pad
 	 * before, always zero.
 	 */

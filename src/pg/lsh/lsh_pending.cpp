@@ -240,14 +240,14 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
 /* ---------------------------------------------------------------- merge */
 
 /*
- * Leaves a merge visits along the leaf level from one descent, under one hold
- * of the metapage's share lock: inserts wait for that lock, so a run is kept
- * short. A merge of the default list puts ~60,000 sorted entries into ~27,000
+ * Leaves a merge visits along the leaf level from one descent, holding the
+ * metapage's share lock (released only to split): inserts wait for that
+ * lock, so a run is kept to some hundred microseconds. A merge of the default list puts ~60,000 sorted entries into ~27,000
  * leaves, so the next entry's leaf is nearly always the current one's right
  * sibling or the one after: following right links costs one buffer read per
  * leaf where a descent costs the metapage, the cached descent and the leaf.
  */
-#define LSH_MERGE_RUN_LEAVES	64
+#define LSH_MERGE_RUN_LEAVES	256
 /* leaves passed over without an entry before a descent is cheaper */
 #define LSH_MERGE_MAX_SKIP		4
 
@@ -310,8 +310,11 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
  * record, moving right along the leaf level from one descent (see
  * LSH_MERGE_RUN_LEAVES). The metapage's share lock keeps the tree's shape
  * (splits take it exclusively), so the right links followed are those a
- * descent would find. A full leaf is split by lsh_tree_insert (one entry),
- * after which the rest goes on in bulk from a new descent.
+ * descent would find. A full leaf is split by lsh_tree_insert (one entry);
+ * the run then goes on from the leaf's left half, whose right link leads to
+ * the new one: a descent after each split would rebuild the backend's copy
+ * of the internal levels (lsh_find_leaf_hinted), since every split changes
+ * them, and a merge right after a build splits nearly every leaf.
  */
 static void
 merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
@@ -329,7 +332,7 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 		bool		has_low;
 		uint32		low;
 		BlockNumber leaf = lsh_find_leaf_low(index, meta, e[i].key, false, &has_low, &low);
-		bool		full = false;
+		bool		descended = true;
 		int			skipped = 0;
 
 		CHECK_FOR_INTERRUPTS();
@@ -343,12 +346,33 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 			int			before = i;
 			BlockNumber next;
 
-			/* a descent must reach the key's leaf (a right move checked the leaf's low key) */
-			if (run == 0)
+			/*
+			 * A descent must reach the key's leaf; after a split the key is
+			 * at or right of the left half (a right move checked the low key).
+			 */
+			if (descended)
 				lsh_check_key_in_leaf(index, page, leaf, e[i].key);
-			full = merge_into_leaf(index, buf, page, e, n, &i, checked, todo);
+			else if (e[i].key < LshPageGetOpaque(page)->low)
+				lsh_corrupted(index, "leaf split by a merge holds keys above the next entry's", leaf);
+			descended = false;
+			if (merge_into_leaf(index, buf, page, e, n, &i, checked, todo))
+			{
+				/* the leaf is full: split it on the way in, under the metapage EXCLUSIVE */
+				UnlockReleaseBuffer(buf);
+				LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+				lsh_tree_insert(index, metabuf, e[i].key, e[i].value);
+				i++;
+				LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+				if (i >= n || run + 1 >= LSH_MERGE_RUN_LEAVES)
+					break;
+				lsh_walk_chain(&w);
+				skipped = 0;
+				continue;		/* the same leaf, now the left half */
+			}
 			skipped = i == before ? skipped + 1 : 0;
-			if (full || i >= n || run + 1 >= LSH_MERGE_RUN_LEAVES || skipped >= LSH_MERGE_MAX_SKIP)
+			if (i >= n || run + 1 >= LSH_MERGE_RUN_LEAVES || skipped >= LSH_MERGE_MAX_SKIP)
 			{
 				UnlockReleaseBuffer(buf);
 				break;
@@ -358,14 +382,6 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 			if (next == InvalidBlockNumber)
 				lsh_corrupted(index, "leaf without a right sibling below an entry's key", leaf);
 			leaf = next;
-		}
-		if (full)
-		{
-			/* the leaf is full: split it on the way in, under the metapage EXCLUSIVE */
-			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-			lsh_tree_insert(index, metabuf, e[i].key, e[i].value);
-			i++;
 		}
 		UnlockReleaseBuffer(metabuf);
 	}
@@ -744,7 +760,7 @@ pending_page_rows(Relation index, Page page, BlockNumber blkno, int from, LshArr
 }
 
 /*
- * A scan with a backend's sorted copy of the list's first rows: those from
+ * A scan with a backend's copy of the list's first rows: those from
  * the copy, the rows appended since from the list. False (metapage unlocked,
  * the copy forgotten) if the page the copy ends on has fewer rows than it
  * had: the list is not the one copied.

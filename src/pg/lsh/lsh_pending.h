@@ -63,7 +63,7 @@ int64		lsh_pending_merge(Relation index, bool wait, bool use_maintenance_mem);
  * unlocked once the walk holds the head page. lo/hi: the probe's key range
  * of each of the index's bands: a row on a keyed page is added if one of its
  * keys is in its band's range (NULL: every row). True if the rows came
- * from the backend's sorted copy of the list (lsh_pending_cache.h).
+ * from the backend's copy of the list (lsh_pending_cache.h).
  */
 bool		lsh_pending_collect(Relation index, LshWalk *walk, Buffer metabuf, LshArray<uint32> *ids,
 								const LshIndexParams *params, const uint32 *lo, const uint32 *hi);

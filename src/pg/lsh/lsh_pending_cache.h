@@ -1,17 +1,20 @@
 /*
- * A backend's sorted copy of the band keys of an lsh index's pending list,
- * for a session whose scans read the same list again and again.
+ * A backend's copy of the band keys of an lsh index's pending list, grouped
+ * by band and key, for a session whose scans read the same list again and
+ * again.
  *
  * Every scan filters every pending row (lsh_pending_collect): 30 band keys a
- * row, so a full 1 MB list of 2,000 rows costs a query more than the tree
- * probe itself. Between two merges the list only grows at its tail, so a
- * backend that has scanned it often enough keeps its rows' keys sorted by
- * band and key, and a scan then does a binary search per band and filters
- * only the rows appended since. The copy is built when the rows the
- * backend's scans filtered one by one since the list last changed at its
- * head reach LSH_PENDING_CACHE_RENT times the list (so building costs at
- * most about what the filtering it saves has already cost: a session of one
- * query never builds it), and only while it fits in work_mem.
+ * row, so a full 1 MB list of 2,000 rows costs a query about as much as the
+ * tree probe itself. Between two merges the list only grows at its tail, so
+ * a backend that has scanned it often enough keeps its rows' keys by band,
+ * bucketed by their top bits (about one row a bucket), and a scan then reads
+ * the buckets of its probe's range in each band and filters only the rows
+ * appended since. The copy is built when the rows the backend's scans
+ * filtered one by one since the list last changed at its head reach
+ * LSH_PENDING_CACHE_RENT times the list (so building costs about what the
+ * filtering it saves has already cost: a session of a few queries never
+ * builds it), and only while it fits in work_mem. EXPLAIN ANALYZE counts the
+ * scans that read a copy.
  *
  * A merge round bumps the metapage's pending_merges in the record that
  * unlinks its pages; a copy whose count, list head or relation file differs
@@ -30,7 +33,7 @@ typedef struct LshPendingCache LshPendingCache;
 
 /* this backend's entry for the index, reset if the list changed at its head (metapage locked) */
 LshPendingCache *lsh_pending_cache_for(Relation index, const LshMetaPageData *meta);
-/* does the entry hold a sorted copy of the list's first rows, for this index's bands? */
+/* does the entry hold a copy of the list's first rows, for this index's bands? */
 bool		lsh_pending_cache_built(const LshPendingCache *c, const LshIndexParams *params);
 /* rows the copy holds (the list's first rows), its last page and the rows read on it */
 uint64		lsh_pending_cache_rows(const LshPendingCache *c);
