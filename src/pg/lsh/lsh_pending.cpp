@@ -37,14 +37,14 @@ PG_FUNCTION_INFO_V1(minhash_lsh_clean_pending_list);
  * minhash.lsh_pending_list_limit (kB): the pending rows, each counted at the
  * size of a 32-bit signature's slot (8 + 4k bytes, whatever the slots keep:
  * a scan's cost is per pending row), beyond which an insert merges the list.
- * Every scan compares each pending row's band keys, so the limit bounds what
- * a full list adds to a query; a larger list makes the merge write more
- * entries per leaf. 1MB (~2,000 rows at k = 128): at 1M rows a full list
- * made a `%` query cost 1.1-1.6 times the CPU of an empty one, GIN's 4MB
- * (~8,000 rows) 1.7-2.7 times
- * (bench/notes/2026-11-27-compact-index-and-ingest.md).
+ * A larger list makes the merge write more entries per leaf (a merge of a
+ * 1M-row index's list reaches most of its leaves whatever the list's size);
+ * a scan filters every pending row, until its backend has a copy of the
+ * list (lsh_pending_cache.h), after which a larger list costs it little.
+ * 4MB (~8,000 rows at k = 128), as GIN's gin_pending_list_limit
+ * (BENCHMARKS.md, "Fast ingest").
  */
-int			lsh_pending_list_limit = 1024;
+int			lsh_pending_list_limit = 4096;
 
 void
 lsh_pending_init(void)
@@ -53,7 +53,7 @@ lsh_pending_init(void)
 							"Size of the signatures in an lsh index's pending list that triggers its merge.",
 							"Rows inserted with fastupdate wait in the pending list; every scan compares their band keys.",
 							&lsh_pending_list_limit,
-							1024, 64, MAX_KILOBYTES,
+							4096, 64, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 }
@@ -760,10 +760,10 @@ pending_page_rows(Relation index, Page page, BlockNumber blkno, int from, LshArr
 }
 
 /*
- * A scan with a backend's copy of the list's first rows: those from
- * the copy, the rows appended since from the list. False (metapage unlocked,
- * the copy forgotten) if the page the copy ends on has fewer rows than it
- * had: the list is not the one copied.
+ * A scan with a backend's copy of the list's first rows: those from the
+ * copy, the rows appended since from the list. False (metapage unlocked,
+ * the copy forgotten) if the page the copy ends on does not hold the copy's
+ * last row where it was: the list is not the one copied.
  */
 static bool
 collect_with_cache(Relation index, LshWalk *walk, Buffer metabuf, LshPendingCache *cache,
@@ -772,23 +772,36 @@ collect_with_cache(Relation index, LshWalk *walk, Buffer metabuf, LshPendingCach
 {
 	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
 	int			last_count;
-	BlockNumber last = lsh_pending_cache_last(cache, &last_count);
+	uint32		last_rowid;
+	BlockNumber last = lsh_pending_cache_last(cache, &last_count, &last_rowid);
 	bool		first = true;
 	bool		continues = true;
 	uint64		filtered = 0;
+	Page		head;
+	Buffer		headbuf;
 
-	if (meta->pending_rows == lsh_pending_cache_rows(cache))
-		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);	/* nothing appended since */
-	else
-		pending_walk_from(walk, metabuf, last, [&](Page page, BlockNumber blkno) {
-			int			from = first ? last_count : 0;
+	/* the list still begins with the copy's first row */
+	lsh_walk_chain(walk);
+	headbuf = lsh_walk_read(walk, meta->pending_head, BUFFER_LOCK_SHARE, LSH_PAGE_PENDING, 0, NULL,
+							InvalidBlockNumber, &head);
+	continues = lsh_pending_count(head) > 0 && lsh_pending_row(head, 0)[0] == lsh_pending_cache_first(cache);
+	UnlockReleaseBuffer(headbuf);
+	if (!continues)
+	{
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		lsh_pending_cache_forget(cache);
+		return false;
+	}
+	pending_walk_from(walk, metabuf, last, [&](Page page, BlockNumber blkno) {
+		int			from = first ? last_count : 0;
 
-			if (first && lsh_pending_count(page) < last_count)
-				continues = false;
-			first = false;
-			if (continues)
-				filtered += pending_page_rows(index, page, blkno, from, ids, params, lo, width);
-		});
+		if (first && (lsh_pending_count(page) < last_count ||
+					  lsh_pending_row(page, last_count - 1)[0] != last_rowid))
+			continues = false;
+		first = false;
+		if (continues)
+			filtered += pending_page_rows(index, page, blkno, from, ids, params, lo, width);
+	});
 	if (!continues)
 	{
 		lsh_pending_cache_forget(cache);

@@ -35,8 +35,10 @@ struct LshPendingCache
 	bool		built;
 	int			bands;
 	uint64		rows;			/* rows copied: the list's first rows */
-	BlockNumber last;			/* the last page copied and the rows read on it */
+	BlockNumber last;			/* the last page copied, the rows read on it */
 	int			last_count;
+	uint32		last_rowid;		/* and the row id of the last of them */
+	uint32		first_rowid;	/* the row id of the list's first row */
 	uint32		nkeyed;			/* rows with keys: each band's slice of entries has nkeyed */
 	int			shift;			/* a key's bucket: key >> shift, of 2^(32 - shift) a band */
 	LshEntry   *entries;		/* bands slices of nkeyed (value: row id), each by bucket */
@@ -61,6 +63,8 @@ cache_reset(LshPendingCache *c)
 	c->rows = 0;
 	c->last = InvalidBlockNumber;
 	c->last_count = 0;
+	c->last_rowid = 0;
+	c->first_rowid = 0;
 	c->nkeyed = 0;
 	c->shift = 32;
 	c->entries = NULL;
@@ -117,10 +121,17 @@ lsh_pending_cache_rows(const LshPendingCache *c)
 	return c->rows;
 }
 
+uint32
+lsh_pending_cache_first(const LshPendingCache *c)
+{
+	return c->first_rowid;
+}
+
 BlockNumber
-lsh_pending_cache_last(const LshPendingCache *c, int *last_count)
+lsh_pending_cache_last(const LshPendingCache *c, int *last_count, uint32 *last_rowid)
 {
 	*last_count = c->last_count;
+	*last_rowid = c->last_rowid;
 	return c->last;
 }
 
@@ -162,9 +173,15 @@ lsh_pending_cache_add(LshPendingCache *c, Page page, BlockNumber blkno)
 		for (int i = 0; i < n; i++)
 			c->plain.push(lsh_pending_row(page, i)[0]);
 	MemoryContextSwitchTo(oldcxt);
+	if (c->rows == 0 && n > 0)
+		c->first_rowid = lsh_pending_row(page, 0)[0];
 	c->rows += n;
-	c->last = blkno;
-	c->last_count = n;
+	if (n > 0)
+	{
+		c->last = blkno;
+		c->last_count = n;
+		c->last_rowid = lsh_pending_row(page, n - 1)[0];
+	}
 }
 
 /*

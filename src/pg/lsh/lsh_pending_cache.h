@@ -19,7 +19,13 @@
  * A merge round bumps the metapage's pending_merges in the record that
  * unlinks its pages; a copy whose count, list head or relation file differs
  * is dropped. The rows it holds are then the list's first rows: the rows
- * after them start on its last page, at the count read there.
+ * after them start on its last page, at the count read there. Every scan
+ * with a copy also reads the list's head and that page, and finds the
+ * copy's first and last rows where they were (else it drops the copy and
+ * reads the whole list): a library that does not count its merges (1.1,
+ * still loaded in older backends after an upgrade) cannot leave a copy in
+ * use that its merge made stale, for merged rows keep their slots, so the
+ * rows of a list filled again have other row ids.
  */
 #ifndef MINHASH_PG_LSH_PENDING_CACHE_H
 #define MINHASH_PG_LSH_PENDING_CACHE_H
@@ -35,9 +41,11 @@ typedef struct LshPendingCache LshPendingCache;
 LshPendingCache *lsh_pending_cache_for(Relation index, const LshMetaPageData *meta);
 /* does the entry hold a copy of the list's first rows, for this index's bands? */
 bool		lsh_pending_cache_built(const LshPendingCache *c, const LshIndexParams *params);
-/* rows the copy holds (the list's first rows), its last page and the rows read on it */
+/* rows the copy holds (the list's first rows); its last page, the rows read on it and the last one's id */
 uint64		lsh_pending_cache_rows(const LshPendingCache *c);
-BlockNumber lsh_pending_cache_last(const LshPendingCache *c, int *last_count);
+BlockNumber lsh_pending_cache_last(const LshPendingCache *c, int *last_count, uint32 *last_rowid);
+/* the row id of the list's first row when the copy was made */
+uint32		lsh_pending_cache_first(const LshPendingCache *c);
 /* rows a scan filtered one by one */
 void		lsh_pending_cache_count(LshPendingCache *c, uint64 rows);
 /* should this scan build the copy? (metapage locked) */
