@@ -40,7 +40,10 @@ struct LshPendingCache
 	uint32		last_rowid;		/* and the row id of the last of them */
 	uint32		first_rowid;	/* the row id of the list's first row */
 	uint32		nkeyed;			/* rows with keys: each band's slice of entries has nkeyed */
-	int			shift;			/* a key's bucket: key >> shift, of 2^(32 - shift) a band */
+	int			nbuckets;		/* buckets a band */
+	uint32	   *mins;			/* each band's least key ... */
+	uint32	   *maxs;			/* ... and greatest */
+	uint8	   *shifts;			/* a key's bucket in its band: (key - min) >> shift */
 	LshEntry   *entries;		/* bands slices of nkeyed (value: row id), each by bucket */
 	uint32	   *starts;			/* each band's bucket starts in its slice, and its end */
 	LshArray<uint32> keyed;		/* while building: row id and band keys of each keyed row */
@@ -66,7 +69,10 @@ cache_reset(LshPendingCache *c)
 	c->last_rowid = 0;
 	c->first_rowid = 0;
 	c->nkeyed = 0;
-	c->shift = 32;
+	c->nbuckets = 0;
+	c->mins = NULL;
+	c->maxs = NULL;
+	c->shifts = NULL;
 	c->entries = NULL;
 	c->starts = NULL;
 	c->keyed = {};
@@ -185,9 +191,11 @@ lsh_pending_cache_add(LshPendingCache *c, Page page, BlockNumber blkno)
 }
 
 /*
- * Each band's keys grouped by their top bits, about one row a bucket (a
- * counting sort: two passes over the rows, where sorting each band took
- * several times as long): a probe reads the buckets its range covers.
+ * Each band's keys grouped by bucket, about four rows a bucket (a counting
+ * sort: two passes over the rows, where sorting each band took several
+ * times as long): a probe reads the buckets its range covers. A band's keys
+ * share their top bits (format 2 keys begin with the band), so the buckets
+ * divide the band's own span, from its least key to its greatest.
  */
 void
 lsh_pending_cache_finish(LshPendingCache *c)
@@ -195,31 +203,55 @@ lsh_pending_cache_finish(LshPendingCache *c)
 	const int	words = 1 + c->bands;
 	const Size	nkeyed = c->keyed.n / words;
 	const uint32 *rows = c->keyed.data;
-	int			bits = 4;
-	Size		nbuckets;
+	int			bits = 2;
+	Size		nb;
 	uint32	   *next;
 
-	while (bits < 20 && ((Size) 1 << (bits + 1)) <= nkeyed)
+	while (bits < 20 && ((Size) 1 << (bits + 1)) * 4 <= nkeyed)
 		bits++;
-	nbuckets = (Size) 1 << bits;
-	c->shift = 32 - bits;
+	nb = (Size) 1 << bits;
+	c->nbuckets = (int) nb;
 	c->nkeyed = (uint32) nkeyed;
-	c->entries = (LshEntry *) MemoryContextAllocHuge(c->cxt, sizeof(LshEntry) * Max(nkeyed * c->bands, 1));
-	c->starts = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nbuckets + 1) * c->bands);
-	memset(c->starts, 0, sizeof(uint32) * (nbuckets + 1) * c->bands);
-	for (Size i = 0; i < nkeyed; i++)
-		for (int b = 0; b < c->bands; b++)
-			c->starts[b * (nbuckets + 1) + (rows[i * words + 1 + b] >> c->shift) + 1]++;
+	c->mins = (uint32 *) MemoryContextAlloc(c->cxt, sizeof(uint32) * c->bands);
+	c->maxs = (uint32 *) MemoryContextAlloc(c->cxt, sizeof(uint32) * c->bands);
+	c->shifts = (uint8 *) MemoryContextAlloc(c->cxt, c->bands);
 	for (int b = 0; b < c->bands; b++)
 	{
-		uint32	   *start = c->starts + b * (nbuckets + 1);
+		c->mins[b] = PG_UINT32_MAX;
+		c->maxs[b] = 0;
+	}
+	for (Size i = 0; i < nkeyed; i++)
+		for (int b = 0; b < c->bands; b++)
+		{
+			uint32		key = rows[i * words + 1 + b];
 
-		for (Size k = 1; k <= nbuckets; k++)
+			c->mins[b] = Min(c->mins[b], key);
+			c->maxs[b] = Max(c->maxs[b], key);
+		}
+	for (int b = 0; b < c->bands; b++)
+	{
+		int			shift = 0;
+
+		while (shift < 32 && ((c->maxs[b] - c->mins[b]) >> shift) >= nb)
+			shift++;
+		c->shifts[b] = (uint8) shift;
+	}
+	c->entries = (LshEntry *) MemoryContextAllocHuge(c->cxt, sizeof(LshEntry) * Max(nkeyed * c->bands, 1));
+	c->starts = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nb + 1) * c->bands);
+	memset(c->starts, 0, sizeof(uint32) * (nb + 1) * c->bands);
+	for (Size i = 0; i < nkeyed; i++)
+		for (int b = 0; b < c->bands; b++)
+			c->starts[b * (nb + 1) + ((rows[i * words + 1 + b] - c->mins[b]) >> c->shifts[b]) + 1]++;
+	for (int b = 0; b < c->bands; b++)
+	{
+		uint32	   *start = c->starts + b * (nb + 1);
+
+		for (Size k = 1; k <= nb; k++)
 			start[k] += start[k - 1];
 	}
 	CHECK_FOR_INTERRUPTS();
-	next = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nbuckets + 1) * c->bands);
-	memcpy(next, c->starts, sizeof(uint32) * (nbuckets + 1) * c->bands);
+	next = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nb + 1) * c->bands);
+	memcpy(next, c->starts, sizeof(uint32) * (nb + 1) * c->bands);
 	for (Size i = 0; i < nkeyed; i++)
 	{
 		const uint32 *row = rows + i * words;
@@ -227,7 +259,8 @@ lsh_pending_cache_finish(LshPendingCache *c)
 		for (int b = 0; b < c->bands; b++)
 		{
 			uint32		key = row[1 + b];
-			LshEntry   *e = c->entries + (Size) b * nkeyed + next[b * (nbuckets + 1) + (key >> c->shift)]++;
+			LshEntry   *e = c->entries + (Size) b * nkeyed +
+				next[b * (nb + 1) + ((key - c->mins[b]) >> c->shifts[b])]++;
 
 			e->key = key;
 			e->value = row[0];
@@ -242,15 +275,20 @@ lsh_pending_cache_finish(LshPendingCache *c)
 void
 lsh_pending_cache_probe(const LshPendingCache *c, const uint32 *lo, const uint32 *hi, LshArray<uint32> *ids)
 {
-	const Size	nbuckets = (Size) 1 << (32 - c->shift);
+	const Size	nb = (Size) c->nbuckets;
 
-	for (int b = 0; b < c->bands; b++)
+	for (int b = 0; b < c->bands && c->nkeyed > 0; b++)
 	{
 		const LshEntry *slice = c->entries + (Size) b * c->nkeyed;
-		const uint32 *start = c->starts + b * (nbuckets + 1);
-		const LshEntry *end = slice + start[(hi[b] >> c->shift) + 1];
+		const uint32 *start = c->starts + b * (nb + 1);
+		uint32		from = Max(lo[b], c->mins[b]);
+		uint32		to = Min(hi[b], c->maxs[b]);
+		const LshEntry *end;
 
-		for (const LshEntry *e = slice + start[lo[b] >> c->shift]; e < end; e++)
+		if (from > to)
+			continue;
+		end = slice + start[((to - c->mins[b]) >> c->shifts[b]) + 1];
+		for (const LshEntry *e = slice + start[(from - c->mins[b]) >> c->shifts[b]]; e < end; e++)
 			if (e->key >= lo[b] && e->key <= hi[b])
 				ids->push(e->value);
 	}

@@ -7,7 +7,7 @@
  * row, so a full 1 MB list of 2,000 rows costs a query about as much as the
  * tree probe itself. Between two merges the list only grows at its tail, so
  * a backend that has scanned it often enough keeps its rows' keys by band,
- * bucketed by their top bits (about one row a bucket), and a scan then reads
+ * bucketed within the band's span of keys (about four rows a bucket), and a scan then reads
  * the buckets of its probe's range in each band and filters only the rows
  * appended since. The copy is built when the rows the backend's scans
  * filtered one by one since the list last changed at its head reach
