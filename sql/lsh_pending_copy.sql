@@ -47,29 +47,38 @@ BEGIN
     INSERT INTO lsh_copy_truth SELECT q.id, d.id FROM lsh_copy q, lsh_copy d WHERE d.sig OPERATOR(public.%) q.sig;
     RETURN (SELECT count(*) FROM lsh_copy_truth);
 END $$;
+-- one round: the lsh line of the 700 probes, then the pairs of a sequential
+-- scan (in a transaction of its own), then what the index missed or added
+CREATE PROCEDURE lsh_copy_round() LANGUAGE plpgsql AS $$
+DECLARE
+    l text;
+    pairs bigint;
+    missed bigint;
+    extra bigint;
+BEGIN
+    FOR l IN SELECT lsh_copy_line('SELECT count(*) FROM lsh_copy q CROSS JOIN LATERAL
+        (SELECT id FROM lsh_copy d WHERE d.sig % q.sig) x') LOOP
+        RAISE NOTICE '%', l;
+    END LOOP;
+    COMMIT;
+    pairs := lsh_copy_new_truth();
+    COMMIT;
+    SELECT * INTO missed, extra FROM lsh_copy_differences();
+    RAISE NOTICE 'pairs %, missed %, extra %', pairs, missed, extra;
+END $$;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 
--- 700 scans in this session: the first 16 filter the list, the 17th builds the copy
-SELECT lsh_copy_line('SELECT count(*) FROM lsh_copy q CROSS JOIN LATERAL
-    (SELECT id FROM lsh_copy d WHERE d.sig % q.sig) x');
--- with the copy: the same rows as the sequential scan
-BEGIN;
-SELECT lsh_copy_new_truth() AS pairs;
-COMMIT;
-SELECT * FROM lsh_copy_differences();
+-- 700 scans in this session: the first 16 filter the list, the 17th builds
+-- the copy; with it, the same rows as the sequential scan
+CALL lsh_copy_round();
 
 -- at a lower threshold the probe matches shorter prefixes of each band: wide
 -- key ranges, many buckets of the copy each
 SET minhash.similarity_threshold = 0.3;
-SELECT lsh_copy_line('SELECT count(*) FROM lsh_copy q CROSS JOIN LATERAL
-    (SELECT id FROM lsh_copy d WHERE d.sig % q.sig) x');
-BEGIN;
-SELECT lsh_copy_new_truth() AS pairs;
-COMMIT;
-SELECT * FROM lsh_copy_differences();
+CALL lsh_copy_round();
 RESET minhash.similarity_threshold;
 
 -- rows appended since the copy was made are found too (filtered from the list)
@@ -110,4 +119,5 @@ DROP TABLE lsh_copy;
 DROP FUNCTION lsh_copy_line(text);
 DROP FUNCTION lsh_copy_differences();
 DROP FUNCTION lsh_copy_new_truth();
+DROP PROCEDURE lsh_copy_round();
 DROP TABLE lsh_copy_truth;
