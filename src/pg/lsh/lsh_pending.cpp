@@ -252,9 +252,12 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
 #define LSH_MERGE_MAX_SKIP		4
 
 /*
- * Append the entries of e[*i..n) that belong in leaf page (key <= its high
- * key), as many as fit, in one WAL record. checked: skip entries the leaf
- * holds already (a merge that crashed or failed half-way put them there).
+ * Append the entries of e[*i..n) that belong in leaf page, as many as fit,
+ * in one WAL record. An entry belongs in the rightmost leaf whose low key is
+ * at most its key, where a descent takes it (a key equal to the leaf's high
+ * key, its right sibling's low key, goes right): so a merge that crashed or
+ * failed half-way put every entry where this one looks for it, whichever way
+ * each reached the leaf. checked: skip entries the leaf holds already.
  * Advances *i past what it appended or skipped; returns true if the next
  * entry belongs here but the leaf is full.
  */
@@ -263,13 +266,14 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
 				int *todo)
 {
 	LshPageOpaque opaque = LshPageGetOpaque(page);
-	uint32		hi = (opaque->flags & LSH_HAS_HIGH) ? opaque->high : UINT32_MAX;
+	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
+	uint32		high = opaque->high;
 	int			room = lsh_leaf_capacity(page) - lsh_leaf_count(page);
 	int			j = *i;
 	int			appended = 0;
 
 	/* what goes in, decided before the critical section */
-	while (j < n && e[j].key <= hi)
+	while (j < n && (!has_high || e[j].key < high))
 	{
 		if (checked)
 		{
@@ -302,7 +306,7 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
 		lsh_wal_finish(&r);
 	}
 	*i = j;
-	return j < n && e[j].key <= hi;
+	return j < n && (!has_high || e[j].key < high);
 }
 
 /*
