@@ -255,15 +255,12 @@ lsh_pending_insert(Relation index, Buffer metabuf, const MinHashSig *sig, ItemPo
  * Append the entries of e[*i..n) that belong in leaf page, as many as fit,
  * in one WAL record. An entry belongs in the rightmost leaf whose low key is
  * at most its key, where a descent takes it (a key equal to the leaf's high
- * key, its right sibling's low key, goes right): so a merge that crashed or
- * failed half-way put every entry where this one looks for it, whichever way
- * each reached the leaf. checked: skip entries the leaf holds already.
- * Advances *i past what it appended or skipped; returns true if the next
- * entry belongs here but the leaf is full.
+ * key, its right sibling's low key, goes right), whichever way the merge
+ * reached the leaf. Advances *i past what it appended; returns true if the
+ * next entry belongs here but the leaf is full.
  */
 static bool
-merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n, int *i, bool checked,
-				int *todo)
+merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n, int *i, int *todo)
 {
 	LshPageOpaque opaque = LshPageGetOpaque(page);
 	bool		has_high = (opaque->flags & LSH_HAS_HIGH) != 0;
@@ -275,19 +272,6 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
 	/* what goes in, decided before the critical section */
 	while (j < n && (!has_high || e[j].key < high))
 	{
-		if (checked)
-		{
-			int			cnt = lsh_leaf_count(page);
-			bool		found = false;
-
-			for (int x = 0; x < cnt && !found; x++)
-				found = lsh_leaf_key(page, x) == e[j].key && lsh_leaf_rowid(page, x) == e[j].value;
-			if (found)
-			{
-				j++;
-				continue;
-			}
-		}
 		if (appended >= room)
 			break;
 		todo[appended++] = j;
@@ -310,6 +294,63 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
 }
 
 /*
+ * After a merge that crashed or failed half-way (the metapage's merge_upto
+ * set): drop from e (sorted by key, then row id) the entries it put in the
+ * tree, looked for in every leaf that may hold their key, since a run of
+ * equal keys spans leaves and a split since may have moved an entry to
+ * either side of where a merge would put it now. Returns the entries left.
+ */
+static int
+drop_entries_in_tree(Relation index, LshEntry *e, int n)
+{
+	LshWalk		w;
+	bool	   *present = (bool *) palloc0(sizeof(bool) * Max(n, 1));
+	int			kept = 0;
+
+	lsh_walk_init(&w, index, NULL);
+	for (int i = 0; i < n;)
+	{
+		uint32		key = e[i].key;
+		int			j = i;
+		LshMetaPage meta;
+		Buffer		metabuf;
+		LshCursor	cur;
+
+		while (j < n && e[j].key == key)
+			j++;
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		lsh_cursor_range(&cur, &w, meta, key, key);
+		while (lsh_cursor_next(&cur))
+		{
+			int			cnt = lsh_leaf_count(cur.page);
+
+			for (int x = 0; x < cnt; x++)
+			{
+				uint32		rowid;
+				LshEntry   *p;
+
+				if (lsh_leaf_key(cur.page, x) != key)
+					continue;
+				rowid = lsh_leaf_rowid(cur.page, x);
+				p = std::lower_bound(e + i, e + j, rowid,
+									 [](const LshEntry &a, uint32 v) { return a.value < v; });
+				if (p < e + j && p->value == rowid)
+					present[p - e] = true;
+			}
+		}
+		lsh_cursor_release(&cur);
+		UnlockReleaseBuffer(metabuf);
+		CHECK_FOR_INTERRUPTS();
+		i = j;
+	}
+	for (int i = 0; i < n; i++)
+		if (!present[i])
+			e[kept++] = e[i];
+	pfree(present);
+	return kept;
+}
+
+/*
  * Append sorted entries to their leaves: every entry of one leaf in one WAL
  * record, moving right along the leaf level from one descent (see
  * LSH_MERGE_RUN_LEAVES). The metapage's share lock keeps the tree's shape
@@ -321,7 +362,7 @@ merge_into_leaf(Relation index, Buffer buf, Page page, const LshEntry *e, int n,
  * them, and a merge right after a build splits nearly every leaf.
  */
 static void
-merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
+merge_into_tree(Relation index, const LshEntry *e, int n)
 {
 	LshWalk		w;
 	int			i = 0;
@@ -359,7 +400,7 @@ merge_into_tree(Relation index, const LshEntry *e, int n, bool checked)
 			else if (e[i].key < LshPageGetOpaque(page)->low)
 				lsh_corrupted(index, "leaf split by a merge holds keys above the next entry's", leaf);
 			descended = false;
-			if (merge_into_leaf(index, buf, page, e, n, &i, checked, todo))
+			if (merge_into_leaf(index, buf, page, e, n, &i, todo))
 			{
 				/* the leaf is full: split it on the way in, under the metapage EXCLUSIVE */
 				UnlockReleaseBuffer(buf);
@@ -599,7 +640,9 @@ merge_round(Relation index, Size budget)
 										   MCXT_ALLOC_HUGE);
 	nentries = entries_of_rows(index, &params, rows.data, nrows, pagekeys.data, entries);
 	lsh_sort_entries(entries, nentries);
-	merge_into_tree(index, entries, nentries, checked);
+	if (checked)
+		nentries = drop_entries_in_tree(index, entries, nentries);
+	merge_into_tree(index, entries, nentries);
 
 	/*
 	 * Unlink the merged pages. Scans walk the list with lock coupling; taking

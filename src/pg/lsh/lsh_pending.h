@@ -27,7 +27,8 @@
  * (LSH_PENDING_CLOSED: later inserts start a new page), reads the closed
  * pages, merges their rows and unlinks them. A crash between the tree
  * inserts and the unlink leaves metapage.merge_upto set: the next merge
- * then skips entries already in their leaf, so none is ever doubled.
+ * then drops the entries already in the tree (looked for in every leaf
+ * that may hold their key), so none is ever doubled.
  */
 #ifndef MINHASH_PG_LSH_PENDING_H
 #define MINHASH_PG_LSH_PENDING_H
