@@ -10,7 +10,7 @@ SET extra_float_digits = 0;
 
 -- 300 clusters of 1 to 6 near-duplicates (each row drops one of its
 -- cluster's 60 elements, and the later ones a few more), 400 rows like no other
-CREATE TABLE lc (id int PRIMARY KEY, body text, s16 minhash(128, 16), s8 minhash(128, 8), s32 minhash);
+CREATE TABLE lc (id int PRIMARY KEY, body text, s16 minhash(128, 16), s8 minhash(128, 8), s32 minhash) WITH (autovacuum_enabled = off);
 INSERT INTO lc (id, body)
 SELECT c * 10 + m,
        (SELECT string_agg('w' || (c * 1000 + j), ' ' ORDER BY j) FROM generate_series(1, 60) j
