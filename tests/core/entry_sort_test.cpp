@@ -102,6 +102,32 @@ TEST(EntrySort, DuplicatesAndEqualKeys) {
     expect_sorted_like_std(v);
 }
 
+TEST(EntrySort, RunInOrderThenAppendedEntries) {
+    // a leading run in order of at least a quarter: the appended entries are
+    // sorted and merged into it; tails below and above the radix threshold,
+    // all before the run, all after it, and ties with the run's entries
+    std::mt19937 rng(7);
+    for (size_t run : {size_t(16), size_t(250), size_t(1000)}) {
+        for (size_t tail : {size_t(1), size_t(5), kEntrySortRadixMin + 3, size_t(240)}) {
+            if (run * kEntrySortPrefixShare < run + tail)
+                continue;
+            std::vector<Entry> v = random_entries(rng, run, 0xFFFF, 0x10000, 100);
+            std::sort(v.begin(), v.end(), entry_before<Entry>);
+            std::vector<Entry> below = v, above = v, tied = v;
+            for (size_t t = 0; t < tail; t++) {
+                below.push_back({uint32_t(rng()) % 0x10000, uint32_t(rng())});  // below every run key
+                above.push_back({0x30000u + uint32_t(rng()) % 100, uint32_t(rng())});
+                tied.push_back(v[uint32_t(rng()) % run]);  // a copy of an entry in the run
+                v.push_back({0x10000u | (uint32_t(rng()) & 0xFFFF), uint32_t(rng()) % 100});
+            }
+            expect_sorted_like_std(v);
+            expect_sorted_like_std(below);
+            expect_sorted_like_std(above);
+            expect_sorted_like_std(tied);
+        }
+    }
+}
+
 TEST(EntrySort, ValuesAscendingButKeysTiedAcrossRows) {
     // ascending values with repeated keys: stability on the key passes keeps the values in order
     std::vector<Entry> v;

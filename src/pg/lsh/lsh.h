@@ -294,6 +294,8 @@ BlockNumber	lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint3
 							  bool *has_low, uint32 *low);
 BlockNumber	lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 								 bool *has_low, uint32 *low, int *hint);
+BlockNumber	lsh_find_leaf_keep_copy(Relation index, const LshMetaPageData *meta, uint32 key,
+										bool leftmost, bool *has_low, uint32 *low);
 LshBufferHint *lsh_leaf_hint(Relation index, int hint);
 LshBufferHint *lsh_leaf_hint_for(Relation index, int hint, BlockNumber blkno);
 void		lsh_leaf_hint_prefetch(Relation index, int hint);

@@ -376,7 +376,7 @@ merge_into_tree(Relation index, const LshEntry *e, int n)
 		Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
 		bool		has_low;
 		uint32		low;
-		BlockNumber leaf = lsh_find_leaf_low(index, meta, e[i].key, false, &has_low, &low);
+		BlockNumber leaf = lsh_find_leaf_keep_copy(index, meta, e[i].key, false, &has_low, &low);
 		bool		descended = true;
 		int			skipped = 0;
 

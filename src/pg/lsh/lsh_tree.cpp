@@ -210,6 +210,9 @@ lsh_leaf_child(Relation index, const LshMetaPageData *meta, BlockNumber blkno)
  * caller checks against the leaf (lsh_walk's check_low); *has_low is false
  * when the root is the leaf.
  */
+static BlockNumber find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+							 bool may_copy, bool *has_low, uint32 *low, int *hint);
+
 BlockNumber
 lsh_find_leaf_low(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 				  bool *has_low, uint32 *low)
@@ -227,6 +230,28 @@ BlockNumber
 lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
 					 bool *has_low, uint32 *low, int *hint)
 {
+	return find_leaf(index, meta, key, leftmost, true, has_low, low, hint);
+}
+
+/*
+ * lsh_find_leaf_low, except that a stale copy of the internal levels is not
+ * rebuilt: the descent reads the internal pages instead. For a merge, which
+ * splits leaves between its descents; each split would otherwise make the
+ * next descent copy every internal page again.
+ */
+BlockNumber
+lsh_find_leaf_keep_copy(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost,
+						bool *has_low, uint32 *low)
+{
+	int			hint;
+
+	return find_leaf(index, meta, key, leftmost, false, has_low, low, &hint);
+}
+
+static BlockNumber
+find_leaf(Relation index, const LshMetaPageData *meta, uint32 key, bool leftmost, bool may_copy,
+		  bool *has_low, uint32 *low, int *hint)
+{
 	LshTreeCache *cache = (LshTreeCache *) index->rd_amcache;
 	BlockNumber blkno = meta->root;
 	LshWalk		w;
@@ -239,11 +264,16 @@ lsh_find_leaf_hinted(Relation index, const LshMetaPageData *meta, uint32 key, bo
 	if (cache == NULL || cache->nsplits != meta->nsplits || cache->root != meta->root ||
 		cache->height != meta->height)
 	{
-		if (cache != NULL)
-			pfree(cache);
-		index->rd_amcache = NULL;
-		cache = lsh_build_tree_cache(index, meta);
-		index->rd_amcache = cache;
+		if (!may_copy)
+			cache = NULL;
+		else
+		{
+			if (cache != NULL)
+				pfree(cache);
+			index->rd_amcache = NULL;
+			cache = lsh_build_tree_cache(index, meta);
+			index->rd_amcache = cache;
+		}
 	}
 	*has_low = true;
 	if (cache != NULL)
