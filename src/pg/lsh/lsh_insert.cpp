@@ -200,27 +200,40 @@ lsh_append_entries(Relation index, const uint32 *keys, int nkeys, uint32 rowid, 
  * moves to a new right sibling; one WAL record covers metapage, parent, page
  * and sibling, so the tree is consistent before and after it. Returns the
  * separator; *sibling is the new page, exclusively locked.
+ *
+ * Both halves are first written into images of their own, where a failure is
+ * still an ordinary error; the critical section copies them in and logs the
+ * bytes that changed (lsh_wal.h): the split page from its first changed byte,
+ * the parent from the new entry on, the sibling whole. A merge splits
+ * thousands of leaves right after a build; GenericXLog would copy and compare
+ * all four pages for each.
  */
 static uint32
 lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buffer buf,
 		  Buffer *sibling)
 {
 	Buffer		sbuf = lsh_new_buffer(index);
-	GenericXLogState *state = GenericXLogStart(index);
-	LshMetaPage wmeta = LshPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	Page		parent = GenericXLogRegisterBuffer(state, parentbuf, 0);
-	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-	Page		spage = GenericXLogRegisterBuffer(state, sbuf, GENERIC_XLOG_FULL_IMAGE);
+	LshMetaPage meta = LshPageGetMeta(BufferGetPage(metabuf));
+	Page		parent = BufferGetPage(parentbuf);
+	Page		page = BufferGetPage(buf);
 	LshPageOpaque opaque = LshPageGetOpaque(page);
-	LshPageOpaque sopaque;
 	bool		leaf = opaque->level == 0;
 	LshEntry   *pe = LshTreeEntries(parent);
 	int			np = LshTreeCount(parent);
+	LocationIndex old_lower = ((PageHeader) page)->pd_lower;
+	LocationIndex new_lower;
+	Page		left = (Page) palloc(BLCKSZ);
+	Page		right = (Page) palloc(BLCKSZ);
+	LshPageOpaque lopaque;
+	LshPageOpaque ropaque;
 	LshEntry   *e;
 	int			n;
 	int			mid;
 	uint32		sep;
+	int			first;
 	BlockNumber sblkno = BufferGetBlockNumber(sbuf);
+	LshWalRecord r;
+	int			w;
 
 	if (leaf)
 	{
@@ -237,37 +250,64 @@ lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buff
 	mid = n / 2;
 	sep = e[mid].key;
 
-	lsh_init_page(spage, LshPageType(page), opaque->level);
-	sopaque = LshPageGetOpaque(spage);
-	sopaque->low = sep;
-	sopaque->high = opaque->high;
-	sopaque->flags |= opaque->flags & LSH_HAS_HIGH;
-	sopaque->next = opaque->next;
-	opaque->high = sep;
-	opaque->flags |= LSH_HAS_HIGH;
-	opaque->next = sblkno;
+	memcpy(left, page, BLCKSZ);
+	lopaque = LshPageGetOpaque(left);
+	lsh_init_page(right, LshPageType(page), opaque->level);
+	ropaque = LshPageGetOpaque(right);
+	ropaque->low = sep;
+	ropaque->high = opaque->high;
+	ropaque->flags |= opaque->flags & LSH_HAS_HIGH;
+	ropaque->next = opaque->next;
+	lopaque->high = sep;
+	lopaque->flags |= LSH_HAS_HIGH;
+	lopaque->next = sblkno;
 	if (leaf)
 	{
 		/* each half takes the narrow format if its (smaller) range allows */
-		if (!lsh_leaf_write(spage, e + mid, n - mid) || !lsh_leaf_write(page, e, mid))
+		if (!lsh_leaf_write(right, e + mid, n - mid) || !lsh_leaf_write(left, e, mid))
 			elog(ERROR, "lsh split: half a leaf does not fit a page");
 		pfree(e);
 	}
 	else
 	{
-		memcpy(LshTreeEntries(spage), e + mid, sizeof(LshEntry) * (n - mid));
-		LshTreeSetCount(spage, n - mid);
-		LshTreeSetCount(page, mid);
+		memcpy(LshTreeEntries(right), e + mid, sizeof(LshEntry) * (n - mid));
+		LshTreeSetCount(right, n - mid);
+		LshTreeSetCount(left, mid);
 	}
+	/* the entries that moved out leave a hole of zeroes, as replay makes it */
+	new_lower = ((PageHeader) left)->pd_lower;
+	if (new_lower < old_lower)
+		memset(left + new_lower, 0, old_lower - new_lower);
+	first = LSH_CONTENT_START;
+	while (first < new_lower && left[first] == page[first])
+		first++;
+
+	lsh_wal_begin(&r, index);
+	w = lsh_wal_page(&r, metabuf, false);
+	meta->nsplits++;
+	lsh_wal_changed(&r, w, &meta->nsplits, sizeof(meta->nsplits));
 
 	/* the separator goes right after the split page's entry in the parent */
+	w = lsh_wal_page(&r, parentbuf, false);
 	memmove(pe + parent_idx + 2, pe + parent_idx + 1, sizeof(LshEntry) * (np - parent_idx - 1));
 	pe[parent_idx + 1].key = sep;
 	pe[parent_idx + 1].value = sblkno;
 	LshTreeSetCount(parent, np + 1);
+	lsh_wal_changed(&r, w, pe + parent_idx + 1, sizeof(LshEntry) * (np - parent_idx));
+	lsh_wal_changed(&r, w, &((PageHeader) parent)->pd_lower, sizeof(LocationIndex));
 
-	wmeta->nsplits++;
-	GenericXLogFinish(state);
+	w = lsh_wal_page(&r, buf, false);
+	memcpy(page, left, BLCKSZ);
+	lsh_wal_changed(&r, w, page + first, new_lower - first);
+	lsh_wal_changed(&r, w, &((PageHeader) page)->pd_lower, sizeof(LocationIndex));
+	lsh_wal_changed(&r, w, opaque, sizeof(LshPageOpaqueData));
+
+	(void) lsh_wal_page(&r, sbuf, true);
+	memcpy(BufferGetPage(sbuf), right, BLCKSZ);
+	lsh_wal_finish(&r);
+
+	pfree(left);
+	pfree(right);
 	*sibling = sbuf;
 	return sep;
 }
@@ -355,14 +395,15 @@ lsh_tree_insert(Relation index, Buffer metabuf, uint32 key, uint32 rowid)
 
 		if (opaque->level == 0)
 		{
-			GenericXLogState *state;
-			Page		wpage;
+			LshWalRecord r;
+			LocationIndex lower = ((PageHeader) page)->pd_lower;
 
 			lsh_check_key_in_leaf(index, page, BufferGetBlockNumber(buf), key);
-			state = GenericXLogStart(index);
-			wpage = GenericXLogRegisterBuffer(state, buf, 0);
-			lsh_leaf_append(wpage, key, rowid);
-			GenericXLogFinish(state);
+			lsh_wal_begin(&r, index);
+			(void) lsh_wal_page(&r, buf, false);
+			lsh_leaf_append(page, key, rowid);
+			lsh_wal_appended(&r, 0, lower);
+			lsh_wal_finish(&r);
 			UnlockReleaseBuffer(buf);
 			return;
 		}
