@@ -73,6 +73,46 @@ inline void put_entry(uint8_t *content, int i, bool narrow, uint32_t low, uint32
     std::memcpy(p + 3, &rowid, sizeof(rowid));
 }
 
+// Entries e[0, n) stored as entries 0..n-1 at content, as put_entry stores
+// each (a narrow leaf: low <= key <= low + kNarrowRange). A leaf split or
+// written whole stores a thousand entries: eight-byte stores, each of which
+// the next entry overwrites in part, where put_entry writes three bytes and
+// a row id. Writes nothing past the n entries.
+template <class Entry>
+inline void put_entries(uint8_t *content, const Entry *e, int n, bool narrow, uint32_t low) {
+    if (!narrow) {
+        for (int i = 0; i < n; i++)
+            put_entry(content, i, false, low, e[i].key, e[i].value);
+        return;
+    }
+    for (int i = 0; i + 1 < n; i++) {
+        const uint64_t v = uint64_t{(e[i].key - low) & kNarrowRange} | uint64_t{e[i].value} << 24;
+        std::memcpy(content + static_cast<size_t>(i) * kNarrowEntrySize, &v, sizeof(v));
+    }
+    if (n > 0)
+        put_entry(content, n - 1, true, low, e[n - 1].key, e[n - 1].value);
+}
+
+// Entries 0..n-1 at content into out[0, n), as entry_key and entry_rowid read
+// each; reads up to one byte past a narrow entry array (a page's content area
+// is followed by its special space, so the read stays in the page).
+template <class Entry>
+inline void get_entries(const uint8_t *content, int n, bool narrow, uint32_t low, Entry *out) {
+    if (!narrow) {
+        for (int i = 0; i < n; i++) {
+            out[i].key = entry_key(content, i, false, low);
+            out[i].value = entry_rowid(content, i, false);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t v;
+        std::memcpy(&v, content + static_cast<size_t>(i) * kNarrowEntrySize, sizeof(v));
+        out[i].key = low + static_cast<uint32_t>(v & kNarrowRange);
+        out[i].value = static_cast<uint32_t>(v >> 24);
+    }
+}
+
 // Data pages: fixed slots of a 6-byte TID, a 2-byte state and num_perm values
 // of value_bytes each (4; 2 or 1 for the compact slots of format 5), the
 // slot rounded up to 4 bytes so that every slot's header stays aligned.

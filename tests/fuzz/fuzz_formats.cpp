@@ -146,6 +146,20 @@ void fuzz_page(const uint8_t *data, size_t size) {
                               lsh_layout::entry_rowid(content.data(), i, narrow));
     }
     check(std::memcmp(rebuilt.data(), content.data(), static_cast<size_t>(n) * esize) == 0);
+    // the bulk forms read and write what the entry-at-a-time ones do, and
+    // put_entries writes nothing past the entries
+    struct Entry { uint32_t key, value; };
+    std::vector<Entry> entries(static_cast<size_t>(n));
+    lsh_layout::get_entries(content.data(), n, narrow, low, entries.data());
+    for (int i = 0; i < n; i++) {
+        check(entries[i].key == lsh_layout::entry_key(content.data(), i, narrow, low));
+        check(entries[i].value == lsh_layout::entry_rowid(content.data(), i, narrow));
+    }
+    std::vector<uint8_t> bulk(kContentSize, 0);
+    lsh_layout::put_entries(bulk.data(), entries.data(), n, narrow, low);
+    check(std::memcmp(bulk.data(), content.data(), static_cast<size_t>(n) * esize) == 0);
+    for (size_t b = static_cast<size_t>(n) * esize; b < bulk.size(); b++)
+        check(bulk[b] == 0);
 
     // data pages: the slot array the pd_lower check accepts fits the content area
     const int num_perm = 1 + (data[3] | ((data[2] >> 2) << 8)) % kMaxValues;

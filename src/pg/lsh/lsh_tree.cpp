@@ -385,9 +385,8 @@ lsh_leaf_write(Page page, const LshEntry *entries, int n)
 		opaque->flags |= LSH_NARROW;
 	else
 		opaque->flags &= ~LSH_NARROW;
-	((PageHeader) page)->pd_lower = LSH_CONTENT_START;
-	for (int i = 0; i < n; i++)
-		lsh_leaf_append(page, entries[i].key, entries[i].value);
+	minhash::lsh_layout::put_entries((uint8 *) page + LSH_CONTENT_START, entries, n, narrow, opaque->low);
+	((PageHeader) page)->pd_lower = LSH_CONTENT_START + n * (narrow ? LSH_NARROW_ENTRY_SIZE : LSH_WIDE_ENTRY_SIZE);
 	/* the leading entries in key order: all of them when the caller sorted them */
 	while (sorted < n && entries[sorted - 1].key <= entries[sorted].key)
 		sorted++;
@@ -401,11 +400,9 @@ lsh_leaf_decode(Page page, LshEntry *out)
 {
 	int			n = lsh_leaf_count(page);
 
-	for (int i = 0; i < n; i++)
-	{
-		out[i].key = lsh_leaf_key(page, i);
-		out[i].value = lsh_leaf_rowid(page, i);
-	}
+	minhash::lsh_layout::get_entries((const uint8 *) page + LSH_CONTENT_START, n,
+									 (LshPageGetOpaque(page)->flags & LSH_NARROW) != 0,
+									 LshPageGetOpaque(page)->low, out);
 	return n;
 }
 
