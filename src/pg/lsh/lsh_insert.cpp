@@ -278,7 +278,10 @@ lsh_split(Relation index, Buffer metabuf, Buffer parentbuf, int parent_idx, Buff
 	new_lower = ((PageHeader) left)->pd_lower;
 	if (new_lower < old_lower)
 		memset(left + new_lower, 0, old_lower - new_lower);
+	/* the first byte the split changes: eight at a time, then one */
 	first = LSH_CONTENT_START;
+	while (first + 8 <= new_lower && memcmp(left + first, page + first, 8) == 0)
+		first += 8;
 	while (first < new_lower && left[first] == page[first])
 		first++;
 

@@ -357,9 +357,9 @@ drop_entries_in_tree(Relation index, LshEntry *e, int n)
  * (splits take it exclusively), so the right links followed are those a
  * descent would find. A full leaf is split by lsh_tree_insert (one entry);
  * the run then goes on from the leaf's left half, whose right link leads to
- * the new one: a descent after each split would rebuild the backend's copy
- * of the internal levels (lsh_find_leaf_hinted), since every split changes
- * them, and a merge right after a build splits nearly every leaf.
+ * the new one, instead of a new descent (a merge right after a build splits
+ * nearly every leaf). Descents leave a stale copy of the internal levels
+ * as it is (lsh_find_leaf_keep_copy): every split makes it stale.
  */
 static void
 merge_into_tree(Relation index, const LshEntry *e, int n)

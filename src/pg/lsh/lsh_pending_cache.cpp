@@ -59,25 +59,18 @@ static uint64 cache_clock;
 static void
 cache_reset(LshPendingCache *c)
 {
+	LshPendingCache empty = {};
+
 	if (c->cxt != NULL)
 		MemoryContextReset(c->cxt);
-	c->filtered = 0;
-	c->built = false;
-	c->bands = 0;
-	c->rows = 0;
-	c->last = InvalidBlockNumber;
-	c->last_count = 0;
-	c->last_rowid = 0;
-	c->first_rowid = 0;
-	c->nkeyed = 0;
-	c->nbuckets = 0;
-	c->mins = NULL;
-	c->maxs = NULL;
-	c->shifts = NULL;
-	c->entries = NULL;
-	c->starts = NULL;
-	c->keyed = {};
-	c->plain = {};
+	empty.relid = c->relid;
+	empty.relfilenode = c->relfilenode;
+	empty.merges = c->merges;
+	empty.head = c->head;
+	empty.used = c->used;
+	empty.cxt = c->cxt;
+	empty.last = InvalidBlockNumber;
+	*c = empty;
 }
 
 LshPendingCache *
