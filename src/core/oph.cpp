@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "core/guard_impl.h"
@@ -13,6 +14,10 @@
 // signature.cpp does for shingles.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace minhash {
 
@@ -54,7 +59,84 @@ void init_oph_family(OphFamily *family, int num_bins, uint64_t seed) noexcept {
     family->key = mix64(seed + 0x4F50482D4F5048ULL);  // "OPH-OPH": not native's a_0
 }
 
-uint64_t oph_unit_hash(const void *data, size_t len) noexcept { return XXH3_64bits(data, len); }
+namespace {
+
+// Units of up to 16 bytes -- every code point, nearly every word -- are
+// hashed by one 64x64-bit multiplication of their two zero-padded halves,
+// with no branch on the length: XXH3 picks one of four code paths by length,
+// and words of mixed lengths mispredicted that choice often enough to cost
+// more than the hash itself (perf, core_bench BM_OphText). Both constants
+// have a zero low byte and no other: a unit without NUL bytes has a nonzero
+// first byte, and a nonzero ninth byte when it has one, so neither factor
+// is ever zero (a zero factor would map every unit sharing it to 0).
+constexpr uint64_t kUnitLo = 0x8F3A5C7E91D2B400ULL;
+constexpr uint64_t kUnitHi = 0xC4E1B7A3569D2F00ULL;
+constexpr size_t kShortUnit = 16;
+
+inline uint64_t short_unit_hash(uint64_t lo, uint64_t hi, size_t len) {
+    const uint64_t a = lo ^ kUnitLo;
+    const uint64_t b = hi ^ kUnitHi ^ (static_cast<uint64_t>(len) << 56);
+#if defined(__SIZEOF_INT128__)
+    const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+    return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+#else
+    return detail::fold_product_by_halves(a, b);
+#endif
+}
+
+inline uint64_t load_le64(const unsigned char *p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+// oph_unit_hash for a unit followed by at least 16 readable bytes (the
+// normalizer's buffer has that slack): one unaligned load, the bytes past
+// the unit masked off, so no copy and no branch on the length.
+inline uint64_t unit_hash_padded(const char *data, size_t len) {
+#if defined(__SSE2__)
+    // 16 bytes from kKeep + 16 - len: len bytes 0xFF, then zeros
+    alignas(16) static constexpr unsigned char kKeep[2 * kShortUnit] = {
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    if (len > kShortUnit)
+        return XXH3_64bits(data, len);
+    const __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i *>(kKeep + kShortUnit - len));
+    const __m128i v = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(data)), keep);
+    return short_unit_hash(static_cast<uint64_t>(_mm_cvtsi128_si64(v)),
+                           static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))), len);
+#else
+    return oph_unit_hash(data, len);
+#endif
+}
+
+}  // namespace
+
+namespace detail {
+
+uint64_t fold_product_by_halves(uint64_t a, uint64_t b) noexcept {
+    const uint64_t ll = (a & 0xFFFFFFFFu) * (b & 0xFFFFFFFFu);
+    const uint64_t lh = (a & 0xFFFFFFFFu) * (b >> 32);
+    const uint64_t hl = (a >> 32) * (b & 0xFFFFFFFFu);
+    const uint64_t hh = (a >> 32) * (b >> 32);
+    const uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);  // < 3·2^32
+    const uint64_t low = (mid << 32) | (ll & 0xFFFFFFFFu);
+    const uint64_t high = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return low ^ high;
+}
+
+}  // namespace detail
+
+uint64_t oph_unit_hash(const void *data, size_t len) noexcept {
+    if (len > kShortUnit)
+        return XXH3_64bits(data, len);
+    unsigned char padded[kShortUnit] = {};
+    std::memcpy(padded, data, len);
+    return short_unit_hash(load_le64(padded), load_le64(padded + 8), len);
+}
 
 uint64_t oph_combine(const uint64_t *unit_hashes, size_t m) noexcept {
     uint64_t h = 0;
@@ -119,22 +201,37 @@ namespace {
 // Receives units from the normalizer, hashes each once, keeps the last k
 // unit hashes in a ring and the window's polynomial rolled in O(1): adding a
 // unit multiplies by P and adds its hash; the unit leaving the window takes
-// its hash times P^(k-1) with it. Units are remembered as byte ranges and
-// hashed a block at a time (as SignatureConsumer does for shingles): hashed
-// at once, a word would be read straight after the normalizer's store of it.
+// its hash times P^(k-1) with it. Complete windows' element hashes go into
+// the sketch a block at a time.
+// A unit is hashed the moment the normalizer reports it. With padded (text
+// has 16 readable bytes past every unit's start: the normalizer's buffer)
+// the hash reads the 16 bytes the normalizer has just stored at the unit's
+// start, which the CPU forwards from that store; remembering units and
+// hashing them a block later, as SignatureConsumer must for shingles
+// spanning several stores, cost 10% more here (core_bench BM_OphText).
+// Units from a caller's buffer (lexemes) are copied first (oph_unit_hash).
 class OphSink {
   public:
-    OphSink(const OphFamily &family, const char *text, int k, uint32_t *sketch,
+    OphSink(const OphFamily &family, const char *text, bool padded, int k, uint32_t *sketch,
             InterruptFlag interrupt)
-        : family_(family), text_(text), k_(k), top_(power(kBase, k - 1)), sketch_(sketch),
-          interrupt_(interrupt) {}
+        : family_(family), text_(text), padded_(padded), k_(k), top_(power(kBase, k - 1)),
+          sketch_(sketch), interrupt_(interrupt) {}
 
     bool unit(uint32_t start, uint32_t end) {
-        start_[nunits_] = start;
-        length_[nunits_] = end - start;
-        if (++nunits_ == kBlock) {
-            roll();
-            tick();
+        const char *unit = text_ + start;
+        const uint64_t u = padded_ ? unit_hash_padded(unit, end - start)
+                                   : oph_unit_hash(unit, end - start);
+        if (count_ >= static_cast<uint64_t>(k_))
+            window_ -= ring_[pos_] * top_;
+        window_ = window_ * kBase + u;
+        ring_[pos_] = u;
+        pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
+        if (++count_ >= static_cast<uint64_t>(k_)) {
+            hashes_[nhashes_] = window_;
+            if (++nhashes_ == kBlock) {
+                flush();
+                tick();
+            }
         }
         return !interrupted_;
     }
@@ -148,11 +245,9 @@ class OphSink {
     // A text with fewer than k units is one shingle: all of it, which is
     // the polynomial rolled so far (no unit has left the window).
     void finish() {
-        roll();
+        flush();
         if (count_ > 0 && count_ < static_cast<uint64_t>(k_))
-            hashes_[nhashes_++] = window_;
-        oph_update(family_, hashes_, nhashes_, sketch_);
-        nhashes_ = 0;
+            oph_update(family_, &window_, 1, sketch_);
     }
 
     bool interrupted() const { return interrupted_; }
@@ -160,27 +255,14 @@ class OphSink {
   private:
     static constexpr size_t kBlock = 64;
 
-    // The buffered units, hashed and rolled; each complete window's element
-    // hash goes into the sketch (at most one per unit, so one block of each).
-    void roll() {
-        const uint64_t k = static_cast<uint64_t>(k_);
-        for (size_t j = 0; j < nunits_; ++j) {
-            const uint64_t u = XXH3_64bits(text_ + start_[j], length_[j]);
-            if (count_ >= k)
-                window_ -= ring_[pos_] * top_;
-            window_ = window_ * kBase + u;
-            ring_[pos_] = u;
-            pos_ = pos_ + 1 == k_ ? 0 : pos_ + 1;
-            if (++count_ >= k)
-                hashes_[nhashes_++] = window_;
-        }
-        nunits_ = 0;
+    void flush() {
         oph_update(family_, hashes_, nhashes_, sketch_);
         nhashes_ = 0;
     }
 
     const OphFamily &family_;
     const char *text_;
+    const bool padded_;
     const int k_;
     const uint64_t top_;  // P^(k-1)
     uint32_t *sketch_;
@@ -189,11 +271,8 @@ class OphSink {
     int pos_ = 0;
     uint64_t count_ = 0;
     uint64_t window_ = 0;
-    size_t nunits_ = 0;
     size_t nhashes_ = 0;
-    uint32_t start_[kBlock];
-    uint32_t length_[kBlock];
-    uint64_t hashes_[kBlock + 1];
+    uint64_t hashes_[kBlock];
     uint64_t ring_[kMaxShingleSize];
 };
 
@@ -213,7 +292,8 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
             heap.reset(new char[detail::normalized_capacity(doc.size())]);
             text = heap.get();
         }
-        OphSink sink(family, text, k, sketch, interrupt);
+        // normalized_capacity leaves 32 bytes past the longest normalized text
+        OphSink sink(family, text, true, k, sketch, interrupt);
         size_t len = 0;
         if (!detail::normalize_into(doc, spec.unit, text, &len, sink, NormalizePath::Fast,
                                     spec.ignore))
@@ -226,7 +306,7 @@ Status oph_sketch_of_text(const OphFamily &family, std::string_view doc, const S
 Status oph_sketch_of_units(const OphFamily &family, const UnitText &units, int k,
                            uint32_t *sketch, InterruptFlag interrupt) noexcept {
     const int kk = std::clamp(k, 1, kMaxShingleSize);
-    OphSink sink(family, units.text, kk, sketch, interrupt);
+    OphSink sink(family, units.text, false, kk, sketch, interrupt);
     for (size_t i = 0; i < units.count; ++i) {
         if (!sink.unit(units.starts[i], units.ends[i]))
             return Status::Interrupted;

@@ -17,7 +17,7 @@
 // classic MinHash's (bench/hash_families.cpp measures it).
 //
 // Element hashes. For text, each unit (word, or code point) is hashed once
-// (XXH3-64) and a shingle's hash combines its k unit hashes with a rolling
+// (oph_unit_hash) and a shingle's hash combines its k unit hashes with a rolling
 // polynomial, so a k-shingle costs O(1) however long it is; classic native
 // signatures hash every shingle's bytes instead (k times the text). The
 // combination is a different function of the shingle than XXH3 of its
@@ -47,7 +47,11 @@ struct OphFamily {
 
 void init_oph_family(OphFamily *family, int num_bins, uint64_t seed) noexcept;
 
-// The hash of one unit's bytes (XXH3-64, seed 0).
+// The hash of one unit's (or array element's) bytes. Up to 16 bytes: the
+// bytes zero-padded to 16 and read as two little-endian 64-bit words lo, hi;
+// with a = lo ^ 0x8F3A5C7E91D2B400 and b = hi ^ 0xC4E1B7A3569D2F00 ^
+// (len << 56), the XOR of the two halves of the 128-bit product a·b. Longer
+// units: XXH3-64, seed 0.
 uint64_t oph_unit_hash(const void *data, size_t len) noexcept;
 
 // The element hash of a shingle made of m ≥ 1 units with hashes u[0..m):
@@ -85,5 +89,12 @@ Status oph_sketch_of_units(const OphFamily &family, const UnitText &units, int k
 // n ≈ k (k / Σ(v_i / 2^32) − 1), as cardinality_estimate does per value.
 // 0 for the empty set.
 double oph_cardinality_estimate(const uint32_t *sketch, int num_bins) noexcept;
+
+namespace detail {
+// The XOR of the two 64-bit halves of the 128-bit product a·b, from 32-bit
+// pieces: oph_unit_hash's fold where the compiler has no 128-bit integers
+// (exposed for the tests, which compare it with the 128-bit product).
+uint64_t fold_product_by_halves(uint64_t a, uint64_t b) noexcept;
+}  // namespace detail
 
 }  // namespace minhash

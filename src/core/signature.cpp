@@ -36,6 +36,7 @@
 #include "core/datasketch.h"
 #include "core/guard_impl.h"
 #include "core/normalize_impl.h"
+#include "core/oph.h"
 #include "core/signature_impl.h"
 
 // The shingle hash is hash_bytes (XXH3-64, seed 0); in this hot loop it is
@@ -136,7 +137,15 @@ const char *hash_family_name(HashFamily family) noexcept {
 }
 
 uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept {
-    return family == HashFamily::Datasketch ? sha1_hash32(data, len) : XXH3_64bits(data, len);
+    switch (family) {
+        case HashFamily::Datasketch:
+            return sha1_hash32(data, len);
+        case HashFamily::Oph:
+            return oph_unit_hash(data, len);  // an element is a unit: text with k = 1 is its words
+        case HashFamily::Native:
+            break;
+    }
+    return XXH3_64bits(data, len);
 }
 
 void init_permutation_family(PermutationFamily *family, int num_perm, uint64_t seed,

@@ -32,7 +32,8 @@ bool parse_hash_family(std::string_view name, HashFamily *out) noexcept;
 const char *hash_family_name(HashFamily family) noexcept;
 
 // The element hash of a family, over an element's (or shingle's) bytes:
-// XXH3-64 (hash_bytes) for Native and Oph, sha1_hash32 for Datasketch.
+// XXH3-64 (hash_bytes) for Native, oph_unit_hash for Oph, sha1_hash32 for
+// Datasketch.
 uint64_t family_hash(HashFamily family, const void *data, size_t len) noexcept;
 
 // Parameters of the k hash functions, derived deterministically from

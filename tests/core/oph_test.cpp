@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/jaccard.h"
 #include "core/signature.h"
 
@@ -59,6 +60,84 @@ TEST(Oph, StreamingEqualsDefinition) {
                 EXPECT_EQ(sketch_of_text(f, doc, spec), sketch_by_definition(f, doc, spec))
                     << "unit " << int(u) << " k " << k << " bins " << bins;
             }
+}
+
+// Units of every length around the short-unit bound (16 bytes): the text
+// path hashes them in the normalizer's buffer, 16 bytes at a time with the
+// rest masked off; the definition copies each unit alone. At k = 1 with 1024
+// bins nearly every word owns a bin, so one wrong unit hash shows.
+TEST(Oph, UnitsOfEveryLengthHashAsDefined) {
+    std::string doc;
+    for (int len = 1; len <= 40; ++len)
+        for (char c : {'a', 'q', 'z', '7'}) {
+            for (int i = 0; i < len; ++i)
+                doc += static_cast<char>(i % 2 ? c : 'a' + (len + i) % 26);
+            doc += len % 3 ? " " : ". ";
+        }
+    doc += "\xC3\xA9t\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E";
+    for (ShingleUnit u : {ShingleUnit::Word, ShingleUnit::Char})
+        for (int k : {1, 2, 5}) {
+            const auto f = oph(1024, 11);
+            const ShingleSpec spec{u, k};
+            EXPECT_EQ(sketch_of_text(f, doc, spec), sketch_by_definition(f, doc, spec))
+                << "unit " << int(u) << " k " << k;
+        }
+}
+
+// The definition in oph.h, computed here from its words; array elements
+// (family_hash) are units too, so text at k = 1 is the set of its words.
+TEST(Oph, UnitHashIsTheDocumentedFunction) {
+    auto documented = [](const std::string &unit) {
+        unsigned char b[16] = {};
+        std::copy(unit.begin(), unit.end(), b);
+        uint64_t lo = 0, hi = 0;
+        for (int i = 7; i >= 0; --i) {
+            lo = lo << 8 | b[i];
+            hi = hi << 8 | b[i + 8];
+        }
+        const unsigned __int128 m =
+            static_cast<unsigned __int128>(lo ^ 0x8F3A5C7E91D2B400ULL) *
+            (hi ^ 0xC4E1B7A3569D2F00ULL ^ (static_cast<uint64_t>(unit.size()) << 56));
+        return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+    };
+    for (const std::string unit : {"", "a", "ab", "fox", "eightchr", "ninechars", "sixteen-bytes-16"}) {
+        EXPECT_EQ(oph_unit_hash(unit.data(), unit.size()), documented(unit)) << unit;
+        EXPECT_EQ(family_hash(HashFamily::Oph, unit.data(), unit.size()), documented(unit)) << unit;
+    }
+    const std::string long_unit = "seventeen-bytes-x";
+    EXPECT_EQ(oph_unit_hash(long_unit.data(), long_unit.size()), hash_bytes(long_unit));
+    // the fold without 128-bit integers (32-bit targets) gives the same bits
+    std::mt19937_64 rng(31);
+    for (int i = 0; i < 10000; ++i) {
+        const uint64_t a = i < 4 ? ~uint64_t(0) >> (16 * i) : rng();
+        const uint64_t b = i < 4 ? ~uint64_t(0) : rng();
+        const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+        ASSERT_EQ(detail::fold_product_by_halves(a, b),
+                  static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64))
+            << a << " " << b;
+    }
+}
+
+// Distinct short units get distinct hashes: every word of one to three
+// letters and digits (47,988 of them), none colliding.
+TEST(Oph, ShortUnitsDoNotCollide) {
+    const std::string alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::vector<uint64_t> h;
+    std::string w;
+    for (char a : alphabet) {
+        h.push_back(oph_unit_hash(&a, 1));
+        for (char b : alphabet) {
+            w = {a, b};
+            h.push_back(oph_unit_hash(w.data(), 2));
+            for (char c : alphabet) {
+                w = {a, b, c};
+                h.push_back(oph_unit_hash(w.data(), 3));
+            }
+        }
+    }
+    std::sort(h.begin(), h.end());
+    EXPECT_EQ(std::adjacent_find(h.begin(), h.end()), h.end());
+    EXPECT_EQ(h.size(), 36u + 36u * 36u + 36u * 36u * 36u);
 }
 
 // Units already split (text search lexemes) shingle as the normalizer's do.

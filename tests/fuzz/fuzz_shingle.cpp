@@ -14,7 +14,10 @@
 //  - minhash(doc) equals the signature of minhash_shingles(doc);
 //  - the estimate of a signature with itself is 1;
 //  - the streamed shingle hashes (for_each_shingle_hash, exact pairs) equal
-//    the hash of every window of the recorded units, in order.
+//    the hash of every window of the recorded units, in order;
+//  - the oph family's sketch of the text (units hashed where the normalizer
+//    wrote them, 16 bytes at a time) equals its definition: oph_unit_hash of
+//    each recorded unit, oph_combine of every window.
 // The first input byte picks unit, k and the ignore flags, the rest is the
 // document.
 #include <unictype.h>
@@ -30,6 +33,7 @@
 
 #include "core/hash.h"
 #include "core/jaccard.h"
+#include "core/oph.h"
 #include "core/shingle.h"
 #include "core/signature.h"
 
@@ -159,5 +163,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               },
               &streamed) == Status::Ok);
     check(streamed == all);
+
+    static OphFamily oph;
+    if (oph.num_bins == 0)
+        init_oph_family(&oph, 64, kDefaultSeed);
+    const size_t n = norm.starts.size();
+    std::vector<uint64_t> units(n), elems;
+    for (size_t i = 0; i < n; ++i)
+        units[i] = oph_unit_hash(norm.text.data() + norm.starts[i], norm.ends[i] - norm.starts[i]);
+    if (n > 0 && n < static_cast<size_t>(k))
+        elems.push_back(oph_combine(units.data(), n));
+    for (size_t i = 0; n >= static_cast<size_t>(k) && i + k <= n; ++i)
+        elems.push_back(oph_combine(units.data() + i, k));
+    uint32_t oph_text[64], oph_set[64];
+    signature_init(oph_text, 64);
+    signature_init(oph_set, 64);
+    check(oph_sketch_of_text(oph, doc, spec, oph_text, nullptr) == Status::Ok);
+    oph_update(oph, elems.data(), elems.size(), oph_set);
+    for (int i = 0; i < 64; ++i)
+        check(oph_text[i] == oph_set[i]);
     return 0;
 }
