@@ -145,6 +145,19 @@ uint64_t oph_combine(const uint64_t *unit_hashes, size_t m) noexcept {
     return h;
 }
 
+std::vector<uint64_t> oph_element_hashes(const NormalizedText &norm, int k) {
+    const size_t n = norm.starts.size();
+    const size_t kk = static_cast<size_t>(std::clamp(k, 1, kMaxShingleSize));
+    std::vector<uint64_t> units(n), elements;
+    for (size_t i = 0; i < n; ++i)
+        units[i] = oph_unit_hash(norm.text.data() + norm.starts[i], norm.ends[i] - norm.starts[i]);
+    if (n > 0 && n < kk)
+        elements.push_back(oph_combine(units.data(), n));
+    for (size_t i = 0; n >= kk && i + kk <= n; ++i)
+        elements.push_back(oph_combine(units.data() + i, kk));
+    return elements;
+}
+
 void oph_update(const OphFamily &family, const uint64_t *hashes, size_t n,
                 uint32_t *sketch) noexcept {
     const int k = clamp_bins(family.num_bins);

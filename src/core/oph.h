@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/shingle.h"
 #include "core/status.h"
@@ -58,6 +59,13 @@ uint64_t oph_unit_hash(const void *data, size_t len) noexcept;
 // Σ u[j]·P^(m-1-j) mod 2^64 (P a fixed odd constant). Streaming callers
 // roll it in O(1) per shingle; this is the definition they must match.
 uint64_t oph_combine(const uint64_t *unit_hashes, size_t m) noexcept;
+
+// The element hashes of a normalized text's k-shingles by the definition,
+// in order: oph_combine of each window of k unit hashes (oph_unit_hash), or
+// of all of them when the text has 1..k-1 units. oph_sketch_of_text folds
+// in the same hashes, computed as it streams; this is the slow reference
+// the tests and the fuzzer compare it with.
+std::vector<uint64_t> oph_element_hashes(const NormalizedText &norm, int k);
 
 // Folds n element hashes into an undensified sketch of k bins (each
 // initialised to kEmptyValue by signature_init): per element one mix, one

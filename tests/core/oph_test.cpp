@@ -32,16 +32,8 @@ std::vector<uint32_t> sketch_of_text(const OphFamily &f, const std::string &doc,
 // The streaming path rolls the polynomial; the definition combines each
 // shingle's unit hashes afresh (normalize + for_each_shingle).
 std::vector<uint32_t> sketch_by_definition(const OphFamily &f, const std::string &doc, ShingleSpec spec) {
-    const NormalizedText norm = normalize(doc, spec.unit);
-    const int k = clamp_shingle_size(spec);
-    const size_t n = norm.starts.size();
-    std::vector<uint64_t> units(n), elems;
-    for (size_t i = 0; i < n; ++i)
-        units[i] = oph_unit_hash(norm.text.data() + norm.starts[i], norm.ends[i] - norm.starts[i]);
-    if (n > 0 && n < static_cast<size_t>(k))
-        elems.push_back(oph_combine(units.data(), n));
-    for (size_t i = 0; n >= static_cast<size_t>(k) && i + k <= n; ++i)
-        elems.push_back(oph_combine(units.data() + i, k));
+    const std::vector<uint64_t> elems =
+        oph_element_hashes(normalize(doc, spec.unit), clamp_shingle_size(spec));
     std::vector<uint32_t> s(f.num_bins);
     signature_init(s.data(), f.num_bins);
     oph_update(f, elems.data(), elems.size(), s.data());

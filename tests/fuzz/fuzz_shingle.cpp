@@ -16,8 +16,8 @@
 //  - the streamed shingle hashes (for_each_shingle_hash, exact pairs) equal
 //    the hash of every window of the recorded units, in order;
 //  - the oph family's sketch of the text (units hashed where the normalizer
-//    wrote them, 16 bytes at a time) equals its definition: oph_unit_hash of
-//    each recorded unit, oph_combine of every window.
+//    wrote them, 16 bytes at a time) equals its definition
+//    (oph_element_hashes of the recorded units).
 // The first input byte picks unit, k and the ignore flags, the rest is the
 // document.
 #include <unictype.h>
@@ -167,14 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static OphFamily oph;
     if (oph.num_bins == 0)
         init_oph_family(&oph, 64, kDefaultSeed);
-    const size_t n = norm.starts.size();
-    std::vector<uint64_t> units(n), elems;
-    for (size_t i = 0; i < n; ++i)
-        units[i] = oph_unit_hash(norm.text.data() + norm.starts[i], norm.ends[i] - norm.starts[i]);
-    if (n > 0 && n < static_cast<size_t>(k))
-        elems.push_back(oph_combine(units.data(), n));
-    for (size_t i = 0; n >= static_cast<size_t>(k) && i + k <= n; ++i)
-        elems.push_back(oph_combine(units.data() + i, k));
+    const std::vector<uint64_t> elems = oph_element_hashes(norm, k);
     uint32_t oph_text[64], oph_set[64];
     signature_init(oph_text, 64);
     signature_init(oph_set, 64);
