@@ -103,7 +103,7 @@ inline uint64_t unit_hash_padded(const char *data, size_t len) {
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
     if (len > kShortUnit)
-        return XXH3_64bits(data, len);
+        return oph_unit_hash(data, len);
     const __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i *>(kKeep + kShortUnit - len));
     const __m128i v = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(data)), keep);
     return short_unit_hash(static_cast<uint64_t>(_mm_cvtsi128_si64(v)),

@@ -83,6 +83,18 @@ std::string rewrite(std::string_view doc, uint8_t ignore) {
     return out;
 }
 
+// A family's streamed signature of the text (text(a)) equals its fold of
+// the hashes of the recorded shingles or units (set(b)), value for value.
+template <class Text, class Set>
+void check_streamed_equals_set(int n, uint32_t *a, uint32_t *b, Text text, Set set) {
+    signature_init(a, n);
+    signature_init(b, n);
+    check(text(a) == Status::Ok);
+    set(b);
+    for (int i = 0; i < n; ++i)
+        check(a[i] == b[i]);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -133,24 +145,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hashes.push_back(hash_bytes(s));
     }
     uint32_t from_text[24], from_set[24];
-    signature_init(from_text, 24);
-    signature_init(from_set, 24);
-    check(signature_of_text(family, doc, spec, from_text, nullptr) == Status::Ok);
-    signature_update(family, hashes.data(), hashes.size(), from_set);
-    for (int i = 0; i < 24; ++i)
-        check(from_text[i] == from_set[i]);
+    check_streamed_equals_set(
+        24, from_text, from_set,
+        [&](uint32_t *sig) { return signature_of_text(family, doc, spec, sig, nullptr); },
+        [&](uint32_t *sig) { signature_update(family, hashes.data(), hashes.size(), sig); });
     check(jaccard_estimate(from_text, from_set, 24) == 1.0);
 
     // The datasketch family hashes the same shingle bytes (with SHA-1).
     std::vector<uint64_t> ds_hashes;
     for (const auto &s : shingles)
         ds_hashes.push_back(family_hash(HashFamily::Datasketch, s.data(), s.size()));
-    signature_init(from_text, 24);
-    signature_init(from_set, 24);
-    check(signature_of_text(datasketch, doc, spec, from_text, nullptr) == Status::Ok);
-    signature_update(datasketch, ds_hashes.data(), ds_hashes.size(), from_set);
-    for (int i = 0; i < 24; ++i)
-        check(from_text[i] == from_set[i]);
+    check_streamed_equals_set(
+        24, from_text, from_set,
+        [&](uint32_t *sig) { return signature_of_text(datasketch, doc, spec, sig, nullptr); },
+        [&](uint32_t *sig) { signature_update(datasketch, ds_hashes.data(), ds_hashes.size(), sig); });
     // the streamed hashes of exact pairs verification: every window's hash, in order
     std::vector<uint64_t> all, streamed;
     for_each_shingle(norm, k, [&](std::string_view s) { all.push_back(hash_bytes(s)); });
@@ -169,11 +177,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         init_oph_family(&oph, 64, kDefaultSeed);
     const std::vector<uint64_t> elems = oph_element_hashes(norm, k);
     uint32_t oph_text[64], oph_set[64];
-    signature_init(oph_text, 64);
-    signature_init(oph_set, 64);
-    check(oph_sketch_of_text(oph, doc, spec, oph_text, nullptr) == Status::Ok);
-    oph_update(oph, elems.data(), elems.size(), oph_set);
-    for (int i = 0; i < 64; ++i)
-        check(oph_text[i] == oph_set[i]);
+    check_streamed_equals_set(
+        64, oph_text, oph_set,
+        [&](uint32_t *sig) { return oph_sketch_of_text(oph, doc, spec, sig, nullptr); },
+        [&](uint32_t *sig) { oph_update(oph, elems.data(), elems.size(), sig); });
     return 0;
 }
