@@ -9,7 +9,11 @@
 # batch's first 100 rows and scaled to the batch). Per threshold and round,
 # the methods alternate; each call runs in a new connection (a batch job's).
 # Wall time and CPU time (what the postmaster reaped from the backend), and
-# the rows returned; then the same in one warm backend that has run each
+# the rows returned. minhash_match runs twice, at the cluster's work_mem
+# (64MB) and at PostgreSQL's default memory settings (work_mem 4MB,
+# hash_mem_multiplier 2: "match_default"), where a batch larger than what
+# hash_mem holds takes a pass over the index per chunk. Then the same in one
+# warm backend that has run each
 # query before (its CPU from /proc/self/schedstat, and its minor page
 # faults); the pairs of minhash_match and of the join are compared (both
 # EXCEPTs, which must be empty).
@@ -71,15 +75,19 @@ match_q() { echo "minhash_match('docs_sig_lsh', 'id', 'batch', 'id', 'sig', $1)"
 join_ge_q() { echo "(SELECT n.id, o.id FROM batch n JOIN docs o ON o.sig %>= ROW(n.sig, $1)::minhash_query) j"; }
 join_pct_q() { echo "(SELECT n.id, o.id FROM batch n JOIN docs o ON o.sig % n.sig) j"; }
 forced=("SET enable_seqscan = off" "SET jit = off")
+# minhash_match at PostgreSQL's default memory settings rather than the
+# cluster's work_mem: a batch larger than a chunk costs a pass per chunk
+default_mem=("SET work_mem = '4MB'" "SET hash_mem_multiplier = 2")
 
 echo "| t | method | round | wall s | CPU s | rows | load average before |"
 echo "|---|---|---|---|---|---|---|"
 for t in $thresholds; do
     for r in $(seq 1 "$rounds"); do
-        for m in match join_ge join_pct; do
+        for m in match match_default join_ge join_pct; do
             load=$(cut -d' ' -f1-3 /proc/loadavg)
             case $m in
             match) res=$(timed_count "$pm" "$(match_q "$t")") ;;
+            match_default) res=$(timed_count "$pm" "$(match_q "$t")" "${default_mem[@]}") ;;
             join_ge) res=$(timed_count "$pm" "$(join_ge_q "$t")" "${forced[@]}") ;;
             join_pct) res=$(timed_count "$pm" "$(join_pct_q "$t")" "${forced[@]}" "SET minhash.similarity_threshold = $t") ;;
             esac
@@ -108,12 +116,15 @@ for t in $thresholds; do
             echo "SELECT count(*) FROM $q;"
         done
         for r in $(seq 1 "$rounds"); do
-            for m in match join_ge join_pct; do
+            for m in match match_default join_ge join_pct; do
+                mem="RESET work_mem; RESET hash_mem_multiplier;"
                 case $m in
                 match) q=$(match_q "$t") ;;
+                match_default) q=$(match_q "$t"); mem="SET work_mem = '4MB'; SET hash_mem_multiplier = 2;" ;;
                 join_ge) q=$(join_ge_q "$t") ;;
                 join_pct) q=$(join_pct_q "$t") ;;
                 esac
+                echo "$mem"
                 echo "SELECT pg_read_file('/proc/loadavg') AS load \gset"
                 echo "SELECT $(stat) \gset"
                 echo "SELECT count(*) AS n FROM $q \gset"

@@ -88,7 +88,17 @@ SELECT count(*) AS text_keys_differ FROM (
 -- a small work_mem: the batch in many chunks (one merge each), the
 -- candidates verified as they fill their buffer; the same pairs
 SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
 SELECT d.* FROM mdiff(0.5) d;
+-- a chunk holds what hash_mem holds (work_mem x hash_mem_multiplier, as a
+-- hash join's table), at about 0.8 kB a row: the 550 batch rows in 7 chunks
+-- of up to 84 rows at 64 kB, in one at 512 kB
+SET client_min_messages = debug1;
+SELECT count(*) FROM minhash_match('mold_sig', 'id', 'mnew', 'id', 'sig', 0.5);
+SET hash_mem_multiplier = 8;
+SELECT count(*) FROM minhash_match('mold_sig', 'id', 'mnew', 'id', 'sig', 0.5);
+RESET client_min_messages;
+RESET hash_mem_multiplier;
 RESET work_mem;
 
 -- NULLs: batch rows without a signature or a key match nothing; indexed rows

@@ -11,7 +11,8 @@
  * The batch is read by a plain SELECT of its two columns through SPI, as the
  * caller (its privileges, row-level security and the view's own rules apply
  * as to any query of the caller's), under the query's snapshot, in chunks
- * that fit a quarter of work_mem. For each chunk:
+ * that fit hash_mem, as a hash join's table (match_chunk_budget). For each
+ * chunk:
  *  1. each row's band keys (lsh_band_keys) under the probe mask of the
  *     threshold (lsh_probe_mask: the % operator's depth), sorted: the batch's
  *     band groups;
@@ -33,11 +34,11 @@
  * The indexed side is set up as for the pairs (pairs_setup.cpp): privileges,
  * row-level security refused, partitions merged as one index, keys.
  *
- * Memory: the chunk (a quarter of work_mem), the candidates (a sixteenth,
- * verified whenever full, and their sort's scratch), the data-page hints (a
- * sixteenth, pairs_pages.h) and a small row cache (each indexed row is
- * resolved once per verification); a batch larger than its chunk is matched
- * chunk by chunk, one pass over the index each.
+ * Memory: the chunk (hash_mem, as a hash join's table), the candidates (a
+ * sixteenth of work_mem, verified whenever full, and their sort's scratch),
+ * the data-page hints (a sixteenth, pairs_pages.h) and a small row cache
+ * (each indexed row is resolved once per verification); a batch larger than
+ * its chunk is matched chunk by chunk, one pass over the index each.
  */
 #include "pg/pg_prelude.h"
 
@@ -115,6 +116,7 @@ typedef struct Match
 
 	/* the chunk of batch rows in memory */
 	MemoryContext chunk_cxt;	/* their keys */
+	Size		chunk_budget;	/* bytes a chunk may take (match_chunk_budget) */
 	int			cap;			/* rows a chunk holds */
 	int			nrows;
 	Datum	   *keys;
@@ -264,7 +266,7 @@ batch_read_chunk(Match *m)
 		SPITupleTable *tt;
 
 		/* keys taken by reference count against the chunk's memory too */
-		if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->run.budget)
+		if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->chunk_budget)
 			break;
 		SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 256));
 		if (SPI_processed == 0)
@@ -738,8 +740,24 @@ match_leaves(Match *m, int part)
 }
 
 /*
- * Memory for one chunk: as many batch rows as a quarter of work_mem holds
- * with their band entries, the candidates a sixteenth.
+ * The bytes a chunk of batch rows may take. The batch is the inner side of a
+ * join held in memory, so it gets what PostgreSQL gives a hash join's table:
+ * hash_mem, work_mem × hash_mem_multiplier (get_hash_memory_limit). The
+ * candidates' buffers and the data-page hints take their own sixteenths of
+ * work_mem, as a sort beside a hash would. Each chunk costs a pass over the
+ * index's leaf level, so the chunk should hold a usual batch whole: at the
+ * default settings (4 MB × 2) 10,000 rows at k = 128 and 30 bands (about
+ * 0.8 kB a row) are one chunk; a quarter of work_mem would make eight.
+ */
+static Size
+match_chunk_budget(void)
+{
+	return get_hash_memory_limit();
+}
+
+/*
+ * Memory for one chunk: as many batch rows as match_chunk_budget holds with
+ * their band entries; the candidates a sixteenth of work_mem.
  */
 static void
 match_alloc(Match *m)
@@ -748,7 +766,8 @@ match_alloc(Match *m)
 	const int	k = run->params.num_perm;
 	Size		per_row = sizeof(uint32) * k + sizeof(LshEntry) * run->params.bands + sizeof(Datum) + 16;
 
-	m->cap = (int) Max(Min(run->budget / per_row, (Size) (MaxAllocHugeSize / 2 / per_row)), (Size) 1);
+	m->chunk_budget = match_chunk_budget();
+	m->cap = (int) Max(Min(m->chunk_budget / per_row, (Size) (MaxAllocHugeSize / 2 / per_row)), (Size) 1);
 	/* row numbers and entry counts are ints */
 	m->cap = (int) Min((Size) m->cap, (Size) PG_INT32_MAX / 2 / run->params.bands);
 	m->keys = (Datum *) palloc_extended(sizeof(Datum) * m->cap, MCXT_ALLOC_HUGE);
