@@ -22,6 +22,9 @@
 # and the load average (the machine may be shared: CPU time is what to
 # compare). BASE_REV defaults to ec65d28, the commit before the ASCII fast
 # path, oph in SQL and compact signatures; rows to 10000, rounds to 3.
+# MINHASH_SIGNING_DOCS=FILE.tsv takes the documents from FILE (the first
+# rows of it; bench/real_text_docs.py writes such a file of English prose)
+# instead of minhash-gen's synthetic ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -88,7 +91,13 @@ chmod -R a+rX "$SCRATCH"
 
 # --- data -----------------------------------------------------------------
 docs=$SCRATCH/docs.tsv
-"$SCRATCH/core-new/minhash-gen" docs --long --rows "$rows" --out "$docs" >/dev/null
+if [ -n "${MINHASH_SIGNING_DOCS:-}" ]; then
+    # documents of real text (bench/real_text_docs.py), the first rows of them
+    head -n "$rows" "$MINHASH_SIGNING_DOCS" > "$docs"
+    rows=$(wc -l < "$docs")
+else
+    "$SCRATCH/core-new/minhash-gen" docs --long --rows "$rows" --out "$docs" >/dev/null
+fi
 chmod a+r "$docs"
 load() {
     psql -X -q -v ON_ERROR_STOP=1 <<SQL
