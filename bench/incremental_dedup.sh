@@ -13,10 +13,10 @@
 # (64MB) and at PostgreSQL's default memory settings (work_mem 4MB,
 # hash_mem_multiplier 2: "match_default"), where a batch larger than what
 # hash_mem holds takes a pass over the index per chunk. Then the same in one
-# warm backend that has run each
-# query before (its CPU from /proc/self/schedstat, and its minor page
-# faults); the pairs of minhash_match and of the join are compared (both
-# EXCEPTs, which must be empty).
+# warm backend that has run each query before (its CPU from
+# /proc/self/schedstat, and its minor page faults); the pairs of
+# minhash_match and of the join are compared (both EXCEPTs, which must be
+# empty).
 #
 #   bash bench/incremental_dedup.sh DOCS.tsv [ROWS] [BATCH] [ROUNDS] [THRESHOLDS]
 #
