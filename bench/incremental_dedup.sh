@@ -120,7 +120,7 @@ for t in $thresholds; do
                 mem="RESET work_mem; RESET hash_mem_multiplier;"
                 case $m in
                 match) q=$(match_q "$t") ;;
-                match_default) q=$(match_q "$t"); mem="SET work_mem = '4MB'; SET hash_mem_multiplier = 2;" ;;
+                match_default) q=$(match_q "$t"); mem=$(printf '%s; ' "${default_mem[@]}") ;;
                 join_ge) q=$(join_ge_q "$t") ;;
                 join_pct) q=$(join_pct_q "$t") ;;
                 esac
