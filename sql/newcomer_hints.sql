@@ -18,6 +18,14 @@ SELECT minhash(b, 2) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash(body, NULL::int) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
+-- With bits named, a number second goes to the text search
+-- overload instead (an integer casts implicitly to regconfig): no
+-- configuration has that OID, and the hint names the argument. The same for
+-- minhash_shingles' third argument. SQLSTATE 42704, as regconfig's input.
+SELECT minhash(body, 3, bits => 16) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_shingles(body, 2, 3) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
 -- the spellings the hint suggests work, and mean what they say
 SELECT minhash(body, k => 3) = minhash(body, 'word', 3) AS k_named,
        minhash_num_perm(minhash(body, num_perm => 3)) AS num_perm_named

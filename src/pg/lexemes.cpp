@@ -26,6 +26,26 @@ extern "C" {
 #include "miscadmin.h"
 #include "tsearch/ts_utils.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
+}
+
+/*
+ * An integer casts implicitly to regconfig, so minhash(body, 3, bits => 16)
+ * (3 meant as k or num_perm) and minhash_shingles(body, 2, 3) reach here
+ * with a configuration that does not exist; parsetext would fail with
+ * "cache lookup failed" (XX000), an internal error. Say what happened
+ * instead, with regconfig's own SQLSTATE.
+ */
+static void
+check_config_exists(Oid cfg)
+{
+	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(cfg)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("text search configuration with OID %u does not exist", cfg),
+				 errdetail("A number where the text search configuration goes is read as its OID."),
+				 errhint("Name the argument the number is for, such as k => %u; a configuration is given by name, such as config => 'english'.",
+						 cfg)));
 }
 
 void
@@ -45,6 +65,7 @@ minhash_lexemes(Oid cfg, text *doc, LexemeText *out)
 	prs.curwords = 0;
 	prs.pos = 0;
 	prs.words = (ParsedWord *) palloc(sizeof(ParsedWord) * prs.lenwords);
+	check_config_exists(cfg);
 	parsetext(cfg, &prs, VARDATA_ANY(doc), len);
 
 	out->count = prs.curwords;
