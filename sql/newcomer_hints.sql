@@ -26,6 +26,13 @@ SELECT minhash(body, 3, bits => 16) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash_shingles(body, 2, 3) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
+-- and with bits or family named, a unit second goes to the overload of
+-- ignore (a domain over text): the hint names the unit's argument
+SELECT minhash(body, 'char', bits => 16) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, 'char', family => 'oph') FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_family(minhash(body, unit => 'char', family => 'oph')) FROM nh;
 -- the spellings the hint suggests work, and mean what they say
 SELECT minhash(body, k => 3) = minhash(body, 'word', 3) AS k_named,
        minhash_num_perm(minhash(body, num_perm => 3)) AS num_perm_named

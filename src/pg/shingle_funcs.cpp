@@ -208,7 +208,18 @@ minhash_ignore_arg(text *list)
 	{
 		int			len = (int) bad.size();
 		int			shown = pg_mbcliplen(bad.data(), len, UNIT_SHOWN);
+		minhash::ShingleUnit unit;
 
+		/*
+		 * minhash(body, 'char', bits => 16) or family => 'oph': with those
+		 * named, a string second resolves to ignore's overload (its domain
+		 * over text), not to the unit as in minhash(body, 'char').
+		 */
+		if (minhash::parse_shingle_unit(s, &unit))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown ignore option \"%s\"", s),
+					 errhint("\"%s\" is a shingle unit: name the argument, unit => '%s'.", s, s)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown ignore option \"%.*s%s\"", shown, bad.data(),
