@@ -182,7 +182,7 @@ minhash_in(PG_FUNCTION_ARGS)
 
 		for (int i = 0; i < n; i++)
 			if (values[i] > limit)
-				bad_literal(str, psprintf("A %d-bit signature has values from 0 to %u; value %d is %u.",
+				bad_literal(str, psprintf("Signatures of %d bits have values from 0 to %u; value %d is %u.",
 										  minhash::width_bits(width), limit, i + 1, values[i]));
 	}
 

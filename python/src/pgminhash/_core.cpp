@@ -359,8 +359,8 @@ void check_width(const Values &values, ValueWidth w, const char *what) {
     const uint32_t limit = (uint32_t(1) << minhash::width_bits(w)) - 1;
     for (py::ssize_t i = 0; i < values.size(); i++)
         if (values.data()[i] > limit)
-            throw py::value_error(std::string(what) + ": a " + std::to_string(minhash::width_bits(w)) +
-                                  "-bit signature has values from 0 to " + std::to_string(limit) +
+            throw py::value_error(std::string(what) + ": signatures of " + std::to_string(minhash::width_bits(w)) +
+                                  " bits have values from 0 to " + std::to_string(limit) +
                                   "; value " + std::to_string(i + 1) + " is " +
                                   std::to_string(values.data()[i]));
 }
@@ -435,8 +435,8 @@ std::tuple<int, int, int64_t, Values> parse_text(std::string_view text) {
         const uint32_t limit = (uint32_t(1) << minhash::width_bits(width)) - 1;
         for (int i = 0; i < n; i++)
             if (buf[i] > limit)
-                bad_literal(text, ("A " + std::to_string(minhash::width_bits(width)) +
-                                   "-bit signature has values from 0 to " + std::to_string(limit) +
+                bad_literal(text, ("Signatures of " + std::to_string(minhash::width_bits(width)) +
+                                   " bits have values from 0 to " + std::to_string(limit) +
                                    "; value " + std::to_string(i + 1) + " is " +
                                    std::to_string(buf[i]) + ".")
                                       .c_str());

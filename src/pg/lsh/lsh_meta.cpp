@@ -234,7 +234,7 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s does not match lsh index \"%s\"", what, RelationGetRelationName(index)),
-				 errdetail("The index holds %s signatures; this one is a %s signature.",
+				 errdetail("The index holds %s signatures; this one is of family %s.",
 						   minhash_family_name(params->family),
 						   minhash_family_name(MinHashSigFamily(sig))),
 				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed.")));
