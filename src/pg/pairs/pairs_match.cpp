@@ -130,6 +130,8 @@ typedef struct Match
 	/* per part: its pending rows' entries (sorted), read before any of its leaves */
 	LshEntry  **pending;
 	int		   *npending;
+	uint32	  **pending_ids;	/* per part: the row ids of those entries, sorted, distinct */
+	int		   *npending_ids;
 
 	/* candidates waiting for verification */
 	MatchCand  *cands;
@@ -580,6 +582,22 @@ meet(Match *m, int part, uint32 id, int from, int to, uint32 key)
 		add_cand(m, pt->base + id, m->entries[r].value, key);
 }
 
+/*
+ * Whether row id of part was a pending row when the call read the list: its
+ * entries were met from that copy (match_pending). If the list was merged
+ * meanwhile, the leaves hold the same entries again; met a second time, the
+ * pair would be verified and returned twice whenever a verification of the
+ * candidates (match_verify) fell between the two.
+ */
+static inline bool
+pending_row(const Match *m, int part, uint32 id)
+{
+	const uint32 *ids = m->pending_ids[part];
+	const int	n = m->npending_ids[part];
+
+	return n > 0 && std::binary_search(ids, ids + n, id);
+}
+
 /* the end of the run of entries with the key of entry i */
 static inline int
 group_end(const Match *m, int i)
@@ -753,7 +771,12 @@ match_leaves(Match *m, int part)
 			const MatchMeet *mt = &m->meets.data[x];
 
 			for (uint32 y = 0; y < mt->nids; y++)
-				meet(m, part, m->ids.data[mt->first + y], mt->from, mt->to, e[mt->from].key);
+			{
+				uint32		id = m->ids.data[mt->first + y];
+
+				if (!pending_row(m, part, id))
+					meet(m, part, id, mt->from, mt->to, e[mt->from].key);
+			}
 		}
 		m->ids.clear();
 		if (!has_high)
@@ -828,9 +851,28 @@ match_alloc(Match *m)
 	m->need = minhash::bbit_min_matches(k, MINHASH_WIDTH_BITS(run->params.sig_width), run->args.threshold);
 	m->pending = (LshEntry **) palloc0(sizeof(LshEntry *) * run->nparts);
 	m->npending = (int *) palloc0(sizeof(int) * run->nparts);
-	/* pending rows first: one merged into the tree meanwhile is then found twice, not missed */
+	m->pending_ids = (uint32 **) palloc0(sizeof(uint32 *) * run->nparts);
+	m->npending_ids = (int *) palloc0(sizeof(int) * run->nparts);
+	/*
+	 * pending rows first: one merged into the tree meanwhile is then in both,
+	 * not missed, and its leaf entries are passed over (pending_row)
+	 */
 	for (int p = 0; p < run->nparts; p++)
+	{
+		uint32	   *ids;
+		int			np;
+
 		m->pending[p] = lsh_pending_entries(run->parts[p].index, &run->params, &m->npending[p]);
+		np = m->npending[p];
+		if (np == 0)
+			continue;
+		ids = (uint32 *) palloc(sizeof(uint32) * np);
+		for (int x = 0; x < np; x++)
+			ids[x] = m->pending[p][x].value;
+		std::sort(ids, ids + np);
+		m->npending_ids[p] = (int) (std::unique(ids, ids + np) - ids);
+		m->pending_ids[p] = ids;
+	}
 }
 
 static Datum
