@@ -92,6 +92,9 @@ DROP TABLE nh, nh_empty;
 -- part, and the hint says the document comes first
 SELECT minhash('char', repeat('The quick brown fox jumps over the lazy dog. ', 1000));
 \echo :LAST_ERROR_SQLSTATE
+-- the same in minhash_shingles, whose unit comes after k: its hint names it
+SELECT minhash_shingles('char', 9, repeat('The quick brown fox jumps over the lazy dog. ', 1000));
+\echo :LAST_ERROR_SQLSTATE
 -- a text where a signature is expected
 SELECT minhash('the quick brown fox'::text) % 'the quick brown fox';
 \echo :LAST_ERROR_SQLSTATE

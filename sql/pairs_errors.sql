@@ -53,6 +53,14 @@ SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', unit => 'sentence');
 \echo :LAST_ERROR_SQLSTATE
+-- the hints name no argument the pairs functions lack (minhash()'s config
+-- and ignore, its document passed second), and a long value is cut
+SELECT * FROM minhash_clusters('perr_idx', 'id', exact => true, text_column => 'body', unit => 'english');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', unit => 'accents');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', unit => repeat('long text ', 100));
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => 300);

@@ -247,6 +247,36 @@ CREATE TABLE mempty (id int, sig minhash);
 CREATE INDEX mempty_sig ON mempty USING lsh (sig);
 SELECT count(*) FROM minhash_match('mempty_sig', 'id', 'mnew', 'id', 'sig');
 
+-- the pending list merged while minhash_match runs (here by the batch view,
+-- after the call has read the list): each pair is still returned once, also
+-- when the smallest work_mem verifies the candidates in several rounds (60
+-- copies of 20 signatures: 1200 pairs, 2400 candidates, rounds of 1024)
+CREATE TABLE mmerge (id int, sig minhash);
+CREATE INDEX mmerge_sig ON mmerge USING lsh (sig) WITH (fastupdate = on);
+INSERT INTO mmerge VALUES (0, minhash('a signature that fixes the parameters'::text));
+INSERT INTO mmerge SELECT 1000 * c + d, minhash(('document ' || d || ' of the copies, written out at some length')::text)
+FROM generate_series(1, 60) c, generate_series(1, 20) d;
+CREATE TABLE mmerge_new AS SELECT d AS id, minhash(('document ' || d || ' of the copies, written out at some length')::text) AS sig
+FROM generate_series(1, 20) d;
+CREATE FUNCTION mmerge_once() RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('mmerge.done', true) IS DISTINCT FROM 'yes' THEN
+    PERFORM set_config('mmerge.done', 'yes', false);
+    PERFORM minhash_lsh_clean_pending_list('mmerge_sig');
+  END IF;
+  RETURN true;
+END $$;
+CREATE VIEW mmerge_view AS SELECT id, sig FROM mmerge_new WHERE mmerge_once();
+SET work_mem = '64kB';
+SELECT (SELECT pending_rows FROM minhash_lsh_stats('mmerge_sig')) AS pending_before;
+SELECT count(*) AS pairs, count(DISTINCT (batch_key, key)) AS distinct_pairs
+FROM minhash_match('mmerge_sig', 'id', 'mmerge_view', 'id', 'sig', 0.8);
+SELECT (SELECT pending_rows FROM minhash_lsh_stats('mmerge_sig')) AS pending_after;
+RESET work_mem;
+DROP VIEW mmerge_view;
+DROP FUNCTION mmerge_once();
+DROP TABLE mmerge, mmerge_new;
+
 DROP FUNCTION mdiff(float8, text, text), mjoin(float8, text);
 DROP MATERIALIZED VIEW mmat;
 DROP VIEW mview;

@@ -27,3 +27,19 @@ SELECT count(*) AS pairs FROM minhash_similar_pairs('pmem_idx', 'id');
 RESET client_min_messages;
 RESET work_mem;
 DROP TABLE pmem;
+
+-- minhash_match takes memory for the batch it reads, up to hash_mem, not
+-- hash_mem up front: a 10-row batch at work_mem = 1GB (hash_mem 2GB). The
+-- batch view records the backend's memory while minhash_match reads it.
+CREATE TABLE pmem (id int PRIMARY KEY, sig minhash);
+INSERT INTO pmem SELECT g, minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 10) g;
+CREATE INDEX pmem_idx ON pmem USING lsh (sig);
+CREATE VIEW pmem_batch AS SELECT id, sig FROM pmem
+WHERE set_config('pmem.bytes', (SELECT sum(total_bytes) FROM pg_backend_memory_contexts)::text, false) IS NOT NULL;
+SET work_mem = '1GB';
+SELECT count(*) AS pairs, bool_and(batch_key = key) AS each_row_itself
+FROM minhash_match('pmem_idx', 'id', 'pmem_batch', 'id', 'sig', 0.9);
+SELECT current_setting('pmem.bytes')::bigint < 64 * 1024 * 1024 AS under_64mb;
+RESET work_mem;
+DROP VIEW pmem_batch;
+DROP TABLE pmem;

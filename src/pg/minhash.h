@@ -264,8 +264,16 @@ bool		minhash_runs_user_code(Node *expr, Relation heap, Oid *foreign_func,
 
 /* src/pg/shingle_funcs.cpp: arguments shared with minhash(text) */
 
+/* the function a unit was passed to: its arguments are named in the hints */
+enum class UnitArgOf
+{
+	Minhash,					/* minhash(doc, unit, k, ...) */
+	Shingles					/* minhash_shingles(doc, k, unit) */
+};
+
 /* unit name and k (0 = the unit's default) checked: ERRCODE_INVALID_PARAMETER_VALUE */
-minhash::ShingleSpec minhash_shingle_spec(text *unit_name, int32 k);
+minhash::ShingleSpec minhash_shingle_spec(text *unit_name, int32 k,
+										  UnitArgOf of = UnitArgOf::Minhash);
 
 /* the document's bytes in UTF-8 (converted if the database encoding differs) */
 const char *minhash_doc_utf8(text *doc, size_t *len);

@@ -159,7 +159,7 @@ check_shingle_k(int32 k, bool lexemes)
 #define UNIT_SHOWN 40
 
 minhash::ShingleSpec
-minhash_shingle_spec(text *unit_name, int32 k)
+minhash_shingle_spec(text *unit_name, int32 k, UnitArgOf of)
 {
 	char	   *name = text_to_cstring(unit_name);
 	minhash::ShingleSpec spec;
@@ -178,12 +178,16 @@ minhash_shingle_spec(text *unit_name, int32 k)
 					 errmsg("unknown shingle unit \"%s\"", name),
 					 errhint("Name the argument to ignore %s: ignore => '%s'.", name, name)));
 
-		/* longer than a name, or several words: the document, passed second */
+		/* longer than a name, or several words: the document, passed where the unit goes */
 		if (len >= NAMEDATALEN || strpbrk(name, " \t\n\r") != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown shingle unit \"%.*s%s\"", shown, name, shown < len ? "..." : ""),
+					 of == UnitArgOf::Shingles ?
+					 errdetail("The arguments of minhash_shingles() are, in order, doc, k (the shingle size) and unit.") :
 					 errdetail("The arguments of minhash() are, in order, doc, unit, k (the shingle size), num_perm and seed."),
+					 of == UnitArgOf::Shingles ?
+					 errhint("The document comes first: minhash_shingles(doc, k, 'char').") :
 					 errhint("The document comes first: minhash(doc, 'char').")));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -262,7 +266,8 @@ extern "C" Datum
 minhash_shingles(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
-	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(2), PG_GETARG_INT32(1));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(2), PG_GETARG_INT32(1),
+													 UnitArgOf::Shingles);
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
 	minhash::DistinctShingles *set = NULL;
@@ -281,7 +286,8 @@ minhash_shingles_ignore(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	uint8		ignore = minhash_ignore_arg(PG_GETARG_TEXT_PP(2));
-	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(3), PG_GETARG_INT32(1));
+	minhash::ShingleSpec spec = minhash_shingle_spec(PG_GETARG_TEXT_PP(3), PG_GETARG_INT32(1),
+													 UnitArgOf::Shingles);
 	size_t		len;
 	const char *utf8 = minhash_doc_utf8(doc, &len);
 	minhash::DistinctShingles *set = NULL;

@@ -37,8 +37,10 @@
  * Memory: the chunk (hash_mem, as a hash join's table), the candidates (a
  * sixteenth of work_mem, verified whenever full, and their sort's scratch),
  * the data-page hints (a sixteenth, pairs_pages.h) and a small row cache
- * (each indexed row is resolved once per verification); a batch larger than
- * its chunk is matched chunk by chunk, one pass over the index each.
+ * (each indexed row is resolved once per verification), the chunk's and the
+ * candidates' arrays grown to those bounds as rows and candidates come; a
+ * batch larger than its chunk is matched chunk by chunk, one pass over the
+ * index each.
  */
 #include "pg/pg_prelude.h"
 
@@ -118,6 +120,7 @@ typedef struct Match
 	MemoryContext chunk_cxt;	/* their keys */
 	Size		chunk_budget;	/* bytes a chunk may take (match_chunk_budget) */
 	int			cap;			/* rows a chunk holds */
+	int			allocated;		/* rows the arrays below hold now (grown up to cap) */
 	int			nrows;
 	Datum	   *keys;
 	uint32	   *sigs;			/* nrows * num_perm */
@@ -127,12 +130,15 @@ typedef struct Match
 	/* per part: its pending rows' entries (sorted), read before any of its leaves */
 	LshEntry  **pending;
 	int		   *npending;
+	uint32	  **pending_ids;	/* per part: the row ids of those entries, sorted, distinct */
+	int		   *npending_ids;
 
 	/* candidates waiting for verification */
 	MatchCand  *cands;
 	MatchCand  *cands_scratch;
 	Size		ncands;
-	Size		cands_cap;
+	Size		cands_cap;		/* verified when this many wait */
+	Size		cands_allocated;	/* cands, cands_scratch and passed hold this many now */
 	MatchPassed *passed;
 	LshArray<uint32> ids;		/* the row ids of the key ranges of a leaf */
 	LshArray<MatchMeet> meets;	/* which batch rows they meet */
@@ -249,6 +255,27 @@ check_batch_sig(Match *m, const MinHashSig *sig)
 }
 
 /*
+ * Room for rows more chunk rows. The arrays grow as rows arrive, doubling up
+ * to cap, so that a small batch takes memory for its rows, not hash_mem: a
+ * hash join's table grows the same way.
+ */
+static void
+grow_chunk(Match *m, int rows)
+{
+	const LshIndexParams *p = &m->run.params;
+	int			want = m->allocated;
+
+	if (m->nrows + rows <= m->allocated)
+		return;
+	while (want < m->nrows + rows)
+		want = (int) Min((Size) want * 2, (Size) m->cap);
+	m->keys = (Datum *) repalloc_huge(m->keys, sizeof(Datum) * want);
+	m->sigs = (uint32 *) repalloc_huge(m->sigs, sizeof(uint32) * (Size) want * p->num_perm);
+	m->entries = (LshEntry *) repalloc_huge(m->entries, sizeof(LshEntry) * (Size) want * p->bands);
+	m->allocated = want;
+}
+
+/*
  * The next chunk of batch rows (skipping those whose key or signature is
  * NULL: they match nothing); false when the batch is done.
  */
@@ -268,6 +295,7 @@ batch_read_chunk(Match *m)
 		/* keys taken by reference count against the chunk's memory too */
 		if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->chunk_budget)
 			break;
+		grow_chunk(m, Min(m->cap - m->nrows, 256));
 		SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 256));
 		if (SPI_processed == 0)
 		{
@@ -513,11 +541,28 @@ match_verify(Match *m)
 	m->ncands = 0;
 }
 
+/* the candidate buffers grow as candidates come, doubling up to cands_cap */
+static void
+grow_cands(Match *m)
+{
+	Size		want = Min(m->cands_allocated * 2, m->cands_cap);
+
+	m->cands = (MatchCand *) repalloc_huge(m->cands, sizeof(MatchCand) * want);
+	m->cands_scratch = (MatchCand *) repalloc_huge(m->cands_scratch, sizeof(MatchCand) * want);
+	m->passed = (MatchPassed *) repalloc_huge(m->passed, sizeof(MatchPassed) * want);
+	m->cands_allocated = want;
+}
+
 static inline void
 add_cand(Match *m, uint64 gid, uint32 row, uint32 key)
 {
-	if (m->ncands == m->cands_cap)
-		match_verify(m);
+	if (m->ncands == m->cands_allocated)
+	{
+		if (m->cands_allocated < m->cands_cap)
+			grow_cands(m);
+		else
+			match_verify(m);
+	}
 	m->cands[m->ncands].gid = gid;
 	m->cands[m->ncands].row = row;
 	m->cands[m->ncands].key = key;
@@ -535,6 +580,22 @@ meet(Match *m, int part, uint32 id, int from, int to, uint32 key)
 		return;
 	for (int r = from; r < to; r++)
 		add_cand(m, pt->base + id, m->entries[r].value, key);
+}
+
+/*
+ * Whether row id of part was a pending row when the call read the list: its
+ * entries were met from that copy (match_pending). If the list was merged
+ * meanwhile, the leaves hold the same entries again; met a second time, the
+ * pair would be verified and returned twice whenever a verification of the
+ * candidates (match_verify) fell between the two.
+ */
+static inline bool
+pending_row(const Match *m, int part, uint32 id)
+{
+	const uint32 *ids = m->pending_ids[part];
+	const int	n = m->npending_ids[part];
+
+	return n > 0 && std::binary_search(ids, ids + n, id);
 }
 
 /* the end of the run of entries with the key of entry i */
@@ -710,7 +771,12 @@ match_leaves(Match *m, int part)
 			const MatchMeet *mt = &m->meets.data[x];
 
 			for (uint32 y = 0; y < mt->nids; y++)
-				meet(m, part, m->ids.data[mt->first + y], mt->from, mt->to, e[mt->from].key);
+			{
+				uint32		id = m->ids.data[mt->first + y];
+
+				if (!pending_row(m, part, id))
+					meet(m, part, id, mt->from, mt->to, e[mt->from].key);
+			}
 		}
 		m->ids.clear();
 		if (!has_high)
@@ -770,22 +836,43 @@ match_alloc(Match *m)
 	m->cap = (int) Max(Min(m->chunk_budget / per_row, (Size) (MaxAllocHugeSize / 2 / per_row)), (Size) 1);
 	/* row numbers and entry counts are ints */
 	m->cap = (int) Min((Size) m->cap, (Size) PG_INT32_MAX / 2 / run->params.bands);
-	m->keys = (Datum *) palloc_extended(sizeof(Datum) * m->cap, MCXT_ALLOC_HUGE);
-	m->sigs = (uint32 *) palloc_extended(sizeof(uint32) * (Size) m->cap * k, MCXT_ALLOC_HUGE);
-	m->entries = (LshEntry *) palloc_extended(sizeof(LshEntry) * (Size) m->cap * run->params.bands,
-											  MCXT_ALLOC_HUGE);
+	/* the arrays start small and grow to these bounds as rows and candidates come */
+	m->allocated = Min(m->cap, 256);
+	m->keys = (Datum *) palloc(sizeof(Datum) * m->allocated);
+	m->sigs = (uint32 *) palloc(sizeof(uint32) * (Size) m->allocated * k);
+	m->entries = (LshEntry *) palloc(sizeof(LshEntry) * (Size) m->allocated * run->params.bands);
 	m->cands_cap = Max((Size) work_mem * 1024 / 16 / sizeof(MatchCand), (Size) 1024);
-	m->cands = (MatchCand *) palloc_extended(sizeof(MatchCand) * m->cands_cap, MCXT_ALLOC_HUGE);
-	m->cands_scratch = (MatchCand *) palloc_extended(sizeof(MatchCand) * m->cands_cap, MCXT_ALLOC_HUGE);
-	m->passed = (MatchPassed *) palloc_extended(sizeof(MatchPassed) * m->cands_cap, MCXT_ALLOC_HUGE);
+	m->cands_allocated = 1024;
+	m->cands = (MatchCand *) palloc(sizeof(MatchCand) * m->cands_allocated);
+	m->cands_scratch = (MatchCand *) palloc(sizeof(MatchCand) * m->cands_allocated);
+	m->passed = (MatchPassed *) palloc(sizeof(MatchPassed) * m->cands_allocated);
 	m->chunk_cxt = AllocSetContextCreate(run->cxt, "minhash_match batch keys", ALLOCSET_DEFAULT_SIZES);
 	pairs_pages_init(run, &m->pages);
 	m->need = minhash::bbit_min_matches(k, MINHASH_WIDTH_BITS(run->params.sig_width), run->args.threshold);
 	m->pending = (LshEntry **) palloc0(sizeof(LshEntry *) * run->nparts);
 	m->npending = (int *) palloc0(sizeof(int) * run->nparts);
-	/* pending rows first: one merged into the tree meanwhile is then found twice, not missed */
+	m->pending_ids = (uint32 **) palloc0(sizeof(uint32 *) * run->nparts);
+	m->npending_ids = (int *) palloc0(sizeof(int) * run->nparts);
+	/*
+	 * pending rows first: one merged into the tree meanwhile is then in both,
+	 * not missed, and its leaf entries are passed over (pending_row)
+	 */
 	for (int p = 0; p < run->nparts; p++)
+	{
+		uint32	   *ids;
+		int			np;
+
 		m->pending[p] = lsh_pending_entries(run->parts[p].index, &run->params, &m->npending[p]);
+		np = m->npending[p];
+		if (np == 0)
+			continue;
+		ids = (uint32 *) palloc(sizeof(uint32) * np);
+		for (int x = 0; x < np; x++)
+			ids[x] = m->pending[p][x].value;
+		std::sort(ids, ids + np);
+		m->npending_ids[p] = (int) (std::unique(ids, ids + np) - ids);
+		m->pending_ids[p] = ids;
+	}
 }
 
 static Datum

@@ -27,6 +27,7 @@ extern "C" {
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -78,6 +79,32 @@ pairs_name_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool requir
 }
 
 /*
+ * The unit argument of exact verification, checked here rather than by
+ * minhash_shingle_spec(), whose hints are about minhash()'s own arguments
+ * (config =>, ignore =>, the document passed second): the pairs functions
+ * take none of those, they read them from the index expression. A value is
+ * echoed cut to 40 bytes, as there.
+ */
+static void
+check_unit_arg(text *unit)
+{
+	char	   *name = text_to_cstring(unit);
+	minhash::ShingleUnit parsed;
+
+	if (!minhash::parse_shingle_unit(name, &parsed))
+	{
+		int			len = strlen(name);
+		int			shown = pg_mbcliplen(name, len, 40);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown shingle unit \"%.*s%s\"", shown, name, shown < len ? "..." : ""),
+				 errhint("Valid units are \"word\", \"char\" and \"char_nospace\"; a text search configuration or ignore option is read from the index expression, such as minhash(body, config => 'english').")));
+	}
+	pfree(name);
+}
+
+/*
  * The arguments both functions share: (index, key_column[, key_type], ...,
  * threshold at threshold_arg, ..., exact, text_column, unit, k from exact_arg).
  * The polymorphic variants return keys of key_type's type, the others bigint.
@@ -106,6 +133,8 @@ pairs_parse_args(FunctionCallInfo fcinfo, PairsArgs *args, const char *funcname,
 	args->exact = !PG_ARGISNULL(exact_arg) && PG_GETARG_BOOL(exact_arg);
 	args->text_column = pairs_name_arg(fcinfo, exact_arg + 1, "text_column", false);
 	args->unit = PG_ARGISNULL(exact_arg + 2) ? NULL : PG_GETARG_TEXT_PP(exact_arg + 2);
+	if (args->unit != NULL)
+		check_unit_arg(args->unit);
 	args->k = -1;
 	if (!PG_ARGISNULL(exact_arg + 3))
 	{
