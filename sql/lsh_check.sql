@@ -110,8 +110,28 @@ CREATE INDEX lsh_who_expr ON lsh_who USING lsh (lsh_chk_whoami(body));
 RESET client_min_messages;
 SELECT * FROM minhash_lsh_check('lsh_who_expr', true);
 
-DROP TABLE lsh_chk, lsh_lie, lsh_who;
-DROP FUNCTION lsh_chk_sig_of(text), lsh_chk_covered(int), lsh_chk_whoami(text);
+-- a build that failed under CREATE INDEX CONCURRENTLY leaves an index that
+-- is not built (half a build, or no pages): the functions say so, not that
+-- it is corrupted
+CREATE FUNCTION lsh_chk_fails_on(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
+  AS $$ BEGIN IF t = 'two' THEN RAISE EXCEPTION 'refused'; END IF; RETURN minhash(t); END $$;
+CREATE TABLE lsh_unbuilt (body text);
+INSERT INTO lsh_unbuilt VALUES ('one'), ('two');
+CREATE INDEX CONCURRENTLY lsh_unbuilt_idx ON lsh_unbuilt USING lsh (lsh_chk_fails_on(body));
+SELECT indisready, indisvalid FROM pg_index WHERE indexrelid = 'lsh_unbuilt_idx'::regclass;
+SELECT * FROM minhash_lsh_check('lsh_unbuilt_idx');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_lsh_stats('lsh_unbuilt_idx');
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_lsh_clean_pending_list('lsh_unbuilt_idx');
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM lsh_unbuilt WHERE body = 'two';
+REINDEX INDEX lsh_unbuilt_idx;
+SELECT * FROM minhash_lsh_check('lsh_unbuilt_idx');
+SELECT live_rows FROM minhash_lsh_stats('lsh_unbuilt_idx');
+
+DROP TABLE lsh_chk, lsh_lie, lsh_who, lsh_unbuilt;
+DROP FUNCTION lsh_chk_sig_of(text), lsh_chk_covered(int), lsh_chk_whoami(text), lsh_chk_fails_on(text);
 REVOKE EXECUTE ON FUNCTION minhash_lsh_check(regclass, bool) FROM regress_lsh_other, regress_lsh_owner;
 DROP ROLE regress_lsh_other;
 DROP ROLE regress_lsh_owner;

@@ -331,5 +331,16 @@ lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap, const char *funcname
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
+	/*
+	 * CREATE INDEX CONCURRENTLY commits the index before building it and
+	 * leaves it unbuilt (not ready) when the build fails: its pages, if any,
+	 * are half a build, which the readers would call corrupted.
+	 */
+	if (!index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsh index \"%s\" is not built", RelationGetRelationName(index)),
+				 errdetail("Its build failed or is in progress (CREATE INDEX CONCURRENTLY)."),
+				 errhint("REINDEX the index, or drop it.")));
 	return index;
 }

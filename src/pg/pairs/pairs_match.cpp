@@ -255,9 +255,23 @@ check_batch_sig(Match *m, const MinHashSig *sig)
 }
 
 /*
+ * A larger array whose contents need not be kept: allocated afresh, not
+ * copied as repalloc would (the copies of a growing batch took 5% of the
+ * call at 1M indexed rows and 10,000 batch rows).
+ */
+template <typename T>
+static T *
+regrow_scratch(T *old, Size n)
+{
+	pfree(old);
+	return (T *) palloc_extended(sizeof(T) * n, MCXT_ALLOC_HUGE);
+}
+
+/*
  * Room for rows more chunk rows. The arrays grow as rows arrive, doubling up
  * to cap, so that a small batch takes memory for its rows, not hash_mem: a
- * hash join's table grows the same way.
+ * hash join's table grows the same way. The band entries are computed once
+ * the chunk is read (chunk_entries), so only keys and signatures are copied.
  */
 static void
 grow_chunk(Match *m, int rows)
@@ -271,7 +285,7 @@ grow_chunk(Match *m, int rows)
 		want = (int) Min((Size) want * 2, (Size) m->cap);
 	m->keys = (Datum *) repalloc_huge(m->keys, sizeof(Datum) * want);
 	m->sigs = (uint32 *) repalloc_huge(m->sigs, sizeof(uint32) * (Size) want * p->num_perm);
-	m->entries = (LshEntry *) repalloc_huge(m->entries, sizeof(LshEntry) * (Size) want * p->bands);
+	m->entries = regrow_scratch(m->entries, (Size) want * p->bands);
 	m->allocated = want;
 }
 
@@ -541,15 +555,19 @@ match_verify(Match *m)
 	m->ncands = 0;
 }
 
-/* the candidate buffers grow as candidates come, doubling up to cands_cap */
+/*
+ * The candidate buffers grow as candidates come, doubling up to cands_cap;
+ * the sort's scratch and the passed list live within one verification, so
+ * only the candidates are copied.
+ */
 static void
 grow_cands(Match *m)
 {
 	Size		want = Min(m->cands_allocated * 2, m->cands_cap);
 
 	m->cands = (MatchCand *) repalloc_huge(m->cands, sizeof(MatchCand) * want);
-	m->cands_scratch = (MatchCand *) repalloc_huge(m->cands_scratch, sizeof(MatchCand) * want);
-	m->passed = (MatchPassed *) repalloc_huge(m->passed, sizeof(MatchPassed) * want);
+	m->cands_scratch = regrow_scratch(m->cands_scratch, want);
+	m->passed = regrow_scratch(m->passed, want);
 	m->cands_allocated = want;
 }
 
