@@ -191,7 +191,7 @@ batch_open(Match *m, Oid batchoid)
 		relkind != RELKIND_VIEW && relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table, view or materialized view", get_rel_name(batchoid)),
+				 errmsg("\"%s\" is not a table, view, materialized view, or foreign table", get_rel_name(batchoid)),
 				 errhint("The batch is a relation with a key column and a minhash column.")));
 	m->batch_name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(batchoid)),
 											   get_rel_name(batchoid));
