@@ -114,6 +114,7 @@ SELECT * FROM minhash_lsh_check('lsh_who_expr', true);
 -- is not built (half a build, or no pages): the functions say so, not that
 -- it is corrupted
 CREATE FUNCTION lsh_chk_fails_on(t text) RETURNS minhash LANGUAGE plpgsql IMMUTABLE
+  SET search_path FROM CURRENT
   AS $$ BEGIN IF t = 'two' THEN RAISE EXCEPTION 'refused'; END IF; RETURN minhash(t); END $$;
 CREATE TABLE lsh_unbuilt (body text);
 INSERT INTO lsh_unbuilt VALUES ('one'), ('two');
