@@ -43,3 +43,19 @@ SELECT current_setting('pmem.bytes')::bigint < 64 * 1024 * 1024 AS under_64mb;
 RESET work_mem;
 DROP VIEW pmem_batch;
 DROP TABLE pmem;
+
+-- keys of any size count against the chunk as each row is taken, not once a
+-- fetch: at work_mem = 64kB (hash_mem 128kB) a batch of 320 kB keys is
+-- matched one row a chunk, every key whole
+CREATE TABLE pbig (id text PRIMARY KEY, sig minhash);
+INSERT INTO pbig SELECT 'r' || g, minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 12) g;
+CREATE INDEX pbig_idx ON pbig USING lsh (sig);
+CREATE TABLE pbig_batch (k text, sig minhash);
+INSERT INTO pbig_batch SELECT repeat(md5(g::text), 10000), minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 12) g;
+SET work_mem = '64kB';
+SET client_min_messages = debug1;
+SELECT count(*) AS pairs, count(DISTINCT batch_key) AS batch_rows, bool_and(length(batch_key) = 320000) AS whole_keys
+FROM minhash_match('pbig_idx', 'id', NULL::text, 'pbig_batch', 'k', 'sig', 0.9);
+RESET client_min_messages;
+RESET work_mem;
+DROP TABLE pbig, pbig_batch;

@@ -115,6 +115,9 @@ typedef struct Match
 	const char *sig_column;
 	Portal		portal;
 	bool		batch_done;
+	SPITupleTable *fetched;		/* the last fetch, while rows of it are not in a chunk yet */
+	uint64		fetched_rows;
+	uint64		fetched_next;
 
 	/* the chunk of batch rows in memory */
 	MemoryContext chunk_cxt;	/* their keys */
@@ -291,7 +294,9 @@ grow_chunk(Match *m, int rows)
 
 /*
  * The next chunk of batch rows (skipping those whose key or signature is
- * NULL: they match nothing); false when the batch is done.
+ * NULL: they match nothing); false when the batch is done. The budget is
+ * checked after each row, since keys taken by reference can be of any size:
+ * the rows of a fetch not taken yet wait in m->fetched for the next chunk.
  */
 static bool
 batch_read_chunk(Match *m)
@@ -299,35 +304,45 @@ batch_read_chunk(Match *m)
 	const int	k = m->run.params.num_perm;
 	int16		typlen = m->run.key_typlen;
 	bool		typbyval = m->run.key_typbyval;
+	bool		full = false;
 
 	MemoryContextReset(m->chunk_cxt);
 	m->nrows = 0;
-	while (m->nrows < m->cap && !m->batch_done)
+	while (!full && m->nrows < m->cap)
 	{
-		SPITupleTable *tt;
+		SPITupleTable *tt = m->fetched;
 
-		/* keys taken by reference count against the chunk's memory too */
-		if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->chunk_budget)
-			break;
-		grow_chunk(m, Min(m->cap - m->nrows, 256));
-		SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 256));
-		if (SPI_processed == 0)
+		if (tt == NULL)
 		{
-			m->batch_done = true;
-			break;
+			if (m->batch_done)
+				break;
+			grow_chunk(m, Min(m->cap - m->nrows, 256));
+			SPI_cursor_fetch(m->portal, true, Min(m->cap - m->nrows, 256));
+			if (SPI_processed == 0)
+			{
+				SPI_freetuptable(SPI_tuptable);
+				m->batch_done = true;
+				break;
+			}
+			tt = m->fetched = SPI_tuptable;
+			m->fetched_rows = SPI_processed;
+			m->fetched_next = 0;
+			m->batch_rows += SPI_processed;
 		}
-		tt = SPI_tuptable;
-		for (uint64 i = 0; i < SPI_processed; i++)
+		else
+			grow_chunk(m, (int) Min((uint64) (m->cap - m->nrows), m->fetched_rows - m->fetched_next));
+		while (m->fetched_next < m->fetched_rows && m->nrows < m->allocated)
 		{
+			HeapTuple	tuple = tt->vals[m->fetched_next++];
 			bool		isnull;
-			Datum		key = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull);
+			Datum		key = SPI_getbinval(tuple, tt->tupdesc, 1, &isnull);
 			Datum		sigd;
 			MinHashSig *sig;
 			MemoryContext oldcxt;
 
 			if (isnull)
 				continue;
-			sigd = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull);
+			sigd = SPI_getbinval(tuple, tt->tupdesc, 2, &isnull);
 			if (isnull)
 				continue;
 			oldcxt = MemoryContextSwitchTo(m->chunk_cxt);
@@ -342,9 +357,18 @@ batch_read_chunk(Match *m)
 			m->keys[m->nrows] = datumCopy(key, typbyval, typlen);
 			MemoryContextSwitchTo(oldcxt);
 			m->nrows++;
+			/* keys taken by reference count against the chunk's memory too */
+			if (MemoryContextMemAllocated(m->chunk_cxt, true) > m->chunk_budget)
+			{
+				full = true;
+				break;
+			}
 		}
-		m->batch_rows += SPI_processed;
-		SPI_freetuptable(tt);
+		if (m->fetched_next == m->fetched_rows)
+		{
+			SPI_freetuptable(tt);
+			m->fetched = NULL;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (m->nrows == 0)
