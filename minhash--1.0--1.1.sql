@@ -90,6 +90,26 @@ CREATE FUNCTION minhash(bpchar, integer, "any" DEFAULT NULL, "any" DEFAULT NULL,
 COMMENT ON FUNCTION minhash(bpchar, integer, "any", "any", "any") IS
     'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
 
+-- For a text document minhash(doc, 3, 256) matches the hint overload and
+-- minhash(text, regconfig, k, ...) on two exact types each (ambiguous, 42725).
+-- This overload matches it on three, and minhash(doc, 3, 256, 1) on four, so
+-- numbers in the unit's place keep the hint's error; its bigint last
+-- parameter wins minhash(doc, 3, 128, 1, 7::bigint) as well.
+CREATE FUNCTION minhash(text, integer, integer, integer DEFAULT NULL, bigint DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, integer, integer, integer, bigint) IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+-- ... and with it minhash(doc, 3, 'char') would match this one and the first
+-- hint overload equally ("any" and integer are of different categories, so
+-- the literal decides nothing). A text third parameter is preferred for a
+-- literal, so that call keeps the hint's error too.
+CREATE FUNCTION minhash(text, integer, text, "any" DEFAULT NULL, "any" DEFAULT NULL)
+    RETURNS minhash
+    AS 'MODULE_PATHNAME', 'minhash_text_int' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, integer, text, "any", "any") IS
+    'not a signature: an error explaining that the second argument of minhash(doc, ...) is the unit';
+
 CREATE FUNCTION minhash_shingles(doc text, k integer, config regconfig) RETURNS text[]
     AS 'MODULE_PATHNAME', 'minhash_shingles_config' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION minhash_shingles(text, integer, regconfig) IS

@@ -14,6 +14,21 @@ SELECT minhash('the quick brown fox', 3);
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash(v, 3, 256) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
+-- for a text document too, where an integer also casts implicitly to the
+-- regconfig of minhash(doc, config, k, ...): not "is not unique" (42725),
+-- with three, four and five numbers and a unit in k's place
+SELECT minhash(body, 3, 256) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash('the quick brown fox', 3, 256);
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, 3, 256, 7) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, 3, 256, 7, 8::bigint) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, 3, 'char') FROM nh;
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash(body, n, body) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
 SELECT minhash(b, 2) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash(body, NULL::int) FROM nh;

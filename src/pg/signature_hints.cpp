@@ -9,6 +9,7 @@
 #include "pg/minhash.h"
 
 extern "C" {
+#include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(minhash_text_int);
@@ -55,6 +56,21 @@ minhash_text_int(PG_FUNCTION_ARGS)
 		strlcpy(example, "3", sizeof(example));
 	else
 		snprintf(example, sizeof(example), "%d", PG_GETARG_INT32(1));
+
+	/*
+	 * minhash(doc, 3, 256): two numbers, most likely the shingle size and
+	 * the number of values, as other MinHash libraries take them. The
+	 * overload minhash(text, integer, integer, ...) is the one whose third
+	 * argument is an integer.
+	 */
+	if (PG_NARGS() >= 3 && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
+		get_fn_expr_argtype(fcinfo->flinfo, 2) == INT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("the second argument of minhash() is the shingle unit, not a number"),
+				 errdetail("The arguments of minhash() are, in order, doc, unit, k (the shingle size), num_perm and seed."),
+				 errhint("Name the numbers: minhash(doc, k => %s, num_perm => %d) for shingles of %s units and %d values.",
+						 example, PG_GETARG_INT32(2), example, PG_GETARG_INT32(2))));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_FUNCTION),
 			 errmsg("the second argument of minhash() is the shingle unit, not a number"),
