@@ -47,6 +47,9 @@ SELECT minhash(body, 'char', bits => 16) FROM nh;
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash(body, 'char', family => 'oph') FROM nh;
 \echo :LAST_ERROR_SQLSTATE
+-- and a text search configuration there: the hint names config
+SELECT minhash(body, 'english', bits => 16) FROM nh;
+\echo :LAST_ERROR_SQLSTATE
 SELECT minhash_family(minhash(body, unit => 'char', family => 'oph')) FROM nh;
 -- the spellings the hint suggests work, and mean what they say
 SELECT minhash(body, k => 3) = minhash(body, 'word', 3) AS k_named,

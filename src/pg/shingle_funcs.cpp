@@ -9,8 +9,10 @@
 #include "pg/minhash.h"
 
 extern "C" {
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "nodes/value.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -224,6 +226,13 @@ minhash_ignore_arg(text *list)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown ignore option \"%s\"", s),
 					 errhint("\"%s\" is a shingle unit: name the argument, unit => '%s'.", s, s)));
+		/* minhash(body, 'english', bits => 16): likewise for config */
+		if (strlen(s) < NAMEDATALEN &&
+			OidIsValid(get_ts_config_oid(list_make1(makeString(s)), true)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown ignore option \"%s\"", s),
+					 errhint("\"%s\" is a text search configuration: name the argument, config => '%s'.", s, s)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown ignore option \"%.*s%s\"", shown, bad.data(),
