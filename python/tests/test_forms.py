@@ -120,6 +120,24 @@ def test_from_binary_refuses_what_the_server_refuses(raw, data):
     assert str(ours.value) == server.value.diag.message_primary
 
 
+@pytest.mark.parametrize("sig", SIGNATURES[:3] + SIGNATURES[-2:], ids=range(5))
+def test_from_binary_reads_strided_buffers_in_their_order(sig):
+    # a view that is not contiguous is read as its bytes in order, not as
+    # the memory from its first byte on (which a reversed view ends before)
+    data = bytes(sig)
+    interleaved = bytes(b for byte in data for b in (byte, 0xAA))
+    assert Signature.from_binary(memoryview(interleaved)[::2]) == sig
+    assert Signature.from_binary(np.frombuffer(interleaved, dtype=np.uint8)[::2]) == sig
+    assert Signature.from_binary(memoryview(data[::-1])[::-1]) == sig
+
+
+@pytest.mark.parametrize("data", ["1:[1]", None, 5], ids=["str", "None", "int"])
+def test_from_binary_names_what_it_was_given(data):
+    with pytest.raises(TypeError, match=f"the binary form is a bytes-like object, not "
+                                        f"{type(data).__name__}"):
+        Signature.from_binary(data)
+
+
 def test_binary_forms_of_every_width_are_read(raw):
     # the server reads what binary() writes for each width, and so do we
     for flags, size, values in ((0x10, 2, (65535, 3)), (0x22, 1, (255, 0)), (0x02, 4, (7, 9))):

@@ -462,12 +462,24 @@ py::bytes encode_binary(int family, int bits, uint64_t seed, const Values &v) {
 }
 
 // minhash_recv, with its checks and messages: (family, bits, seed as unsigned, values widened)
-std::tuple<int, int, uint64_t, Values> decode_binary(const py::buffer &data) {
-    const py::buffer_info info = data.request();
+std::tuple<int, int, uint64_t, Values> decode_binary(const py::object &data) {
+    if (!PyObject_CheckBuffer(data.ptr()))
+        throw py::type_error(std::string("the binary form is a bytes-like object, not ") +
+                             Py_TYPE(data.ptr())->tp_name);
+    const py::buffer_info info = py::reinterpret_borrow<py::buffer>(data).request();
     if (info.ndim != 1 || info.itemsize != 1)
         throw py::type_error("the binary form is a bytes-like object");
-    const auto *bytes = static_cast<const uint8_t *>(info.ptr);
     const size_t have = static_cast<size_t>(info.size);
+    // A strided view (memoryview(b)[::2], a reversed slice) is read in its
+    // order: copied, since the decoders walk the bytes from ptr onwards.
+    std::string gathered;
+    const auto *bytes = static_cast<const uint8_t *>(info.ptr);
+    if (have > 1 && info.strides[0] != 1) {
+        gathered.resize(have);
+        for (size_t i = 0; i < have; i++)
+            gathered[i] = static_cast<char>(bytes[static_cast<py::ssize_t>(i) * info.strides[0]]);
+        bytes = reinterpret_cast<const uint8_t *>(gathered.data());
+    }
     minhash::SigBinaryHeader h;
     if (!minhash::decode_signature_header(bytes, have, &h))
         throw py::value_error("invalid binary minhash: expected " +
