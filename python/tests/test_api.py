@@ -83,6 +83,14 @@ def test_other_bad_arguments():
         pgminhash.minhash(b"bytes")
     with pytest.raises(TypeError, match="cannot use dict as a set element"):
         pgminhash.minhash([{}])
+    # what is neither a document nor a set is named, not pybind11's signature dump
+    for value, name in ((None, "None"), (5, "int")):
+        with pytest.raises(TypeError, match=rf"^minhash\(\) takes a document .*, not {name}"):
+            pgminhash.minhash(value)
+        with pytest.raises(TypeError, match=rf"^jaccard\(\) takes two Signatures .*, not {name}"):
+            pgminhash.jaccard(value, ["a"])
+    with pytest.raises(TypeError, match=r"^jaccard\(\) of a str: it compares two Signatures"):
+        pgminhash.jaccard("a b c", "a b d")
     with pytest.raises(UnicodeEncodeError):
         pgminhash.minhash("lone \ud800 surrogate")
 
