@@ -110,3 +110,17 @@ def test_round_trip_similar_and_nearest(engine, docs):
         assert estimate == sigs[53].jaccard(q)
         # a Signature's text form is accepted as a parameter too
         assert c.execute(select(docs.c.id).where(docs.c.sig == str(sigs[9]))).scalar() == 9
+
+
+def test_literal_binds_render_only_signatures(engine, docs):
+    # a str parameter compiled with literal_binds is parsed, not pasted into
+    # the SQL: text that is not a signature cannot end the quoted literal
+    sig = pgminhash.minhash("a b c d e f")
+    for value in (sig, str(sig)):
+        stmt = select(docs.c.id).where(docs.c.sig == value)
+        literal = str(stmt.compile(engine, compile_kwargs={"literal_binds": True}))
+        assert f"CAST('{sig}'::minhash AS MINHASH(128))" in literal
+    injected = select(docs.c.id).where(docs.c.sig == "1:[1]'; DROP TABLE sa_docs; --")
+    with pytest.raises(sqlalchemy.exc.CompileError) as refused:
+        injected.compile(engine, compile_kwargs={"literal_binds": True})
+    assert "invalid input syntax for type minhash" in str(refused.value.__cause__)

@@ -64,6 +64,10 @@ class Minhash(UserDefinedType):
 
     def literal_processor(self, dialect):
         def process(value):
+            # parsed, so a str rendered into the SQL is a signature's text
+            # form (digits and tags), never arbitrary text
+            if isinstance(value, str):
+                value = Signature.from_text(value)
             return "'%s'::minhash" % _to_db(value)
         return process
 
