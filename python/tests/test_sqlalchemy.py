@@ -82,6 +82,34 @@ def test_compact_signatures(engine):
         Minhash(bits=16)
 
 
+def test_compact_columns_are_reflected(engine):
+    # format_type() writes minhash(64,16), which SQLAlchemy's PostgreSQL
+    # dialect alone reads as one number (and fails on)
+    with engine.begin() as c:
+        c.execute(text("CREATE TABLE sa_reflect (a minhash(64,16), b minhash(16,8)[],"
+                       " c minhash(32), d minhash, e minhash(8,32))"))
+    try:
+        reflected = Table("sa_reflect", MetaData(), autoload_with=engine)
+        types = {col.name: col.type for col in reflected.c}
+        assert {name: (t.num_perm, t.bits) for name, t in types.items() if name != "b"} == {
+            "a": (64, 16), "c": (32, None), "d": (None, None), "e": (8, None)}
+        assert isinstance(types["b"], sqlalchemy.ARRAY)
+        assert (types["b"].item_type.num_perm, types["b"].item_type.bits) == (16, 8)
+        # the reflected types make the same columns
+        with engine.begin() as c:
+            c.execute(text("DROP TABLE sa_reflect"))
+        reflected.create(engine)
+        with engine.connect() as c:
+            coltypes = c.execute(text(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = 'sa_reflect'::regclass AND attnum > 0")).all()
+        assert dict(coltypes) == {"a": "minhash(64,16)", "b": "minhash(16,8)[]",
+                                  "c": "minhash(32)", "d": "minhash", "e": "minhash(8)"}
+    finally:
+        with engine.begin() as c:
+            c.execute(text("DROP TABLE IF EXISTS sa_reflect"))
+
+
 def test_round_trip_similar_and_nearest(engine, docs):
     sigs = similar_docs.signatures()
     with engine.begin() as c:
