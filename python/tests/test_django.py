@@ -115,8 +115,15 @@ def test_field_conversions(django_db):
     assert compact.db_type(None) == "minhash(16,8)"
     small = pgminhash.minhash("x", num_perm=16, bits=8)
     assert compact.to_python(str(small)) == small
-    with pytest.raises(ValueError):
+    # bad input is a ValidationError, which forms and full_clean() report
+    from django.core.exceptions import ValidationError
+    for bad in ("not a signature", 5):
+        with pytest.raises(ValidationError) as refused:
+            field.clean(bad, None)
+        assert refused.value.code == "invalid"
+    with pytest.raises(ValidationError, match="invalid input syntax for type minhash"):
         field.to_python("not a signature")
+    assert field.clean(str(sig), None) == sig
     index = LshIndex(fields=["sig"], name="i", bands=16, rows=8)
     assert index.deconstruct()[2]["bands"] == 16
     assert index.get_with_params() == ["bands = 16", "rows = 8"]

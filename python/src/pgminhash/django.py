@@ -19,6 +19,7 @@ A migration enables the extension with MinhashExtension().
 """
 from django.contrib.postgres.indexes import PostgresIndex
 from django.contrib.postgres.operations import CreateExtension
+from django.core.exceptions import ValidationError
 from django.db.models import Field, FloatField, Func, Lookup, Value
 
 from ._options import type_name
@@ -64,7 +65,11 @@ class MinhashField(Field):
         return _to_signature(value)
 
     def to_python(self, value):
-        return _to_signature(value)
+        # Field.clean() (forms, full_clean) expects ValidationError for bad input
+        try:
+            return _to_signature(value)
+        except (TypeError, ValueError) as e:
+            raise ValidationError(str(e), code="invalid") from e
 
     def get_prep_value(self, value):
         value = _to_signature(value)
