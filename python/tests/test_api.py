@@ -57,7 +57,8 @@ def test_bad_arguments_are_refused_as_the_server_refuses_them(conn, kwargs, sql)
 
 
 def test_other_bad_arguments():
-    with pytest.raises(ValueError, match='unknown minhash hash family "murmur"'):
+    with pytest.raises(ValueError, match='unknown minhash hash family "murmur" '
+                                         r'\(valid families are "native", "datasketch" and "oph"\)'):
         pgminhash.minhash(DOC, family="murmur")
     with pytest.raises(ValueError, match="out of range for type bigint"):
         pgminhash.minhash(DOC, seed=1 << 63)

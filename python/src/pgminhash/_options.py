@@ -103,7 +103,8 @@ def family_number(family):
     if not isinstance(family, str):
         raise TypeError(f"family must be a str, not {type(family).__name__}")
     if family not in FAMILIES:
-        names = " and ".join(f'"{f}"' for f in FAMILIES)
+        quoted = [f'"{f}"' for f in FAMILIES]
+        names = ", ".join(quoted[:-1]) + " and " + quoted[-1]
         raise ValueError(f'unknown minhash hash family "{family}" (valid families are {names})')
     return FAMILIES.index(family)
 
