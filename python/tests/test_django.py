@@ -100,6 +100,17 @@ def test_round_trip_similar_and_nearest(django_db):
     assert compact.c == pgminhash.minhash(body, bits=16, family="oph",
                                           ignore="accents, punctuation")
     assert compact.c.bits == 16
+    # config (the server's text search) is passed too, and an unknown or
+    # misspelled keyword is refused rather than dropped
+    from django.db import connection
+    english = Doc.objects.annotate(e=Minhash("body", config="english", num_perm=16)).get(id=1)
+    with connection.cursor() as cur:
+        cur.execute("SELECT minhash(body, config => 'english', num_perm => 16)::text"
+                    " FROM dj_docs WHERE id = 1")
+        assert str(english.e) == cur.fetchone()[0]
+    assert english.e != pgminhash.minhash(body, num_perm=16)
+    with pytest.raises(TypeError, match="num_perms"):
+        Minhash("body", num_perms=16)
 
 
 def test_field_conversions(django_db):

@@ -131,19 +131,23 @@ class Jaccard(Func):
 class Minhash(Func):
     """minhash(expression, unit => ..., k => ..., ...): the signature computed
     by the server, with the SQL function's named arguments (None: its
-    default)."""
+    default), config (a text search configuration's name) among them."""
 
     function = "minhash"
 
     def __init__(self, expression, *, unit=None, k=None, num_perm=None, seed=None, family=None,
-                 bits=None, ignore=None, **extra):
+                 bits=None, ignore=None, config=None, output_field=None):
+        # no **extra: Func would keep a misspelled or unknown keyword
+        # (num_perms=64) as a template value and sign with the defaults
         self.named = {name: value for name, value in (
-            ("ignore", ignore), ("bits", bits), ("family", family), ("unit", unit), ("k", k),
-            ("num_perm", num_perm), ("seed", seed)) if value is not None}
-        # the typmod when num_perm is known (bits alone names no type)
-        extra.setdefault("output_field", MinhashField(
-            num_perm=num_perm, bits=bits if num_perm is not None else None))
-        super().__init__(expression, **extra)
+            ("config", config), ("ignore", ignore), ("bits", bits), ("family", family),
+            ("unit", unit), ("k", k), ("num_perm", num_perm), ("seed", seed))
+            if value is not None}
+        if output_field is None:
+            # the typmod when num_perm is known (bits alone names no type)
+            output_field = MinhashField(num_perm=num_perm,
+                                        bits=bits if num_perm is not None else None)
+        super().__init__(expression, output_field=output_field)
 
     def as_sql(self, compiler, connection, **extra_context):
         sql, params = compiler.compile(self.source_expressions[0])
