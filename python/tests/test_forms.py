@@ -99,6 +99,23 @@ def test_from_text_refuses_what_the_server_refuses(conn, text):
     assert str(ours.value) == f"{diag.message_primary}: {diag.message_detail}"
 
 
+def test_from_text_shows_bytes_that_are_not_utf8_and_nul():
+    # the server's input is text in the database encoding; bytes given to
+    # from_text may be anything, and the message still shows them
+    prefix = 'invalid input syntax for type minhash: "'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text(b"\xff\xfe:[1]")
+    assert str(refused.value) == \
+        prefix + '\\xff\\xfe:[1]": Expected a signed 64-bit integer seed at the start.'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text(b"x" * 63 + b"\xc3")
+    assert str(refused.value) == prefix + "x" * 63 + \
+        '\\xc3": Expected a signed 64-bit integer seed at the start.'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text("1:[1]\x00")
+    assert str(refused.value) == prefix + '1:[1]\x00": Unexpected text after "]".'
+
+
 def binary(version=1, flags=0, num_perm=2, seed=1, values=(1, 2), extra=b"", size=4):
     return (bytes([version, flags]) + num_perm.to_bytes(2, "big") + seed.to_bytes(8, "big")
             + b"".join(v.to_bytes(size, "big") for v in values) + extra)

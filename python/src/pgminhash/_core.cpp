@@ -407,9 +407,18 @@ const char *text_error_detail(minhash::SigTextError e) {
     size_t shown = std::min<size_t>(text.size(), 64);
     while (shown < text.size() && shown > 0 && (static_cast<uint8_t>(text[shown]) & 0xC0) == 0x80)
         shown--;
-    throw py::value_error(std::string("invalid input syntax for type minhash: \"") +
-                          std::string(text.substr(0, shown)) +
-                          (shown < text.size() ? "...\": " : "\": ") + detail);
+    const std::string message = std::string("invalid input syntax for type minhash: \"") +
+                                std::string(text.substr(0, shown)) +
+                                (shown < text.size() ? "...\": " : "\": ") + detail;
+    // Set as a str object: bytes given to from_text need not be UTF-8, nor
+    // free of NUL, and py::value_error's C string would come out empty or cut.
+    const py::object str = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<py::ssize_t>(message.size()),
+                             "backslashreplace"));
+    if (!str)
+        throw py::error_already_set();
+    PyErr_SetObject(PyExc_ValueError, str.ptr());
+    throw py::error_already_set();
 }
 
 // minhash_in: (family, bits, seed as signed 64-bit, values widened)
