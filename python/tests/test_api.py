@@ -94,6 +94,11 @@ def test_other_bad_arguments():
         pgminhash.jaccard("a b c", "a b d")
     with pytest.raises(UnicodeEncodeError):
         pgminhash.minhash("lone \ud800 surrogate")
+    # the same wherever a str reaches the core
+    with pytest.raises(UnicodeEncodeError):
+        pgminhash.minhash(DOC, ignore="accents,\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        pgminhash.Signature.from_text("1:[1]\ud800")
 
 
 def test_ignore_takes_the_servers_list_or_names(conn):

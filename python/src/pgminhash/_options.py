@@ -96,7 +96,7 @@ def ignore_flags(ignore):
         if not all(isinstance(n, str) for n in names):
             raise TypeError("ignore must be a str or an iterable of str")
         ignore = ",".join(names)
-    return _core.parse_ignore(ignore)
+    return _core.parse_ignore(ignore.encode())  # a lone surrogate: UnicodeEncodeError
 
 
 def family_number(family):

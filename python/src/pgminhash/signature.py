@@ -100,7 +100,9 @@ class Signature:
         message."""
         if isinstance(text, (bytearray, memoryview)):
             text = bytes(text)
-        if not isinstance(text, (str, bytes)):
+        if isinstance(text, str):
+            text = text.encode()  # a lone surrogate: UnicodeEncodeError, as for documents
+        elif not isinstance(text, bytes):
             raise TypeError(f"the text form is a str, not {type(text).__name__}")
         family, bits, seed, values = _core.parse_text(text)
         return cls._of(family, seed, values, bits)
