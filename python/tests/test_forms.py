@@ -190,6 +190,11 @@ def test_signature_from_values_is_minhash_from_array(conn):
         Signature([])
     with pytest.raises(TypeError):
         Signature([1.5])
+    # not a sequence: named, not reported as a signature of no values
+    for values, name in (((v for v in (1, 2)), "generator"), ({1, 2}, "set"), ("12", "str"),
+                         (5, "int")):
+        with pytest.raises(TypeError, match=f"a sequence of integers .*, not {name}$"):
+            Signature(values)
     with pytest.raises(ValueError):
         Signature([1], family="datasketch", seed=-1)
 

@@ -40,6 +40,10 @@ class Signature:
         seed = _options.seed_of(seed, family)
         bits = _options.bits_of(bits)
         array = np.asarray(values)
+        if array.ndim == 0:
+            # NumPy makes a 0-d object array of a generator, set or str
+            raise TypeError("signature values are a sequence of integers (a list, tuple, range "
+                            f"or NumPy array), not {type(values).__name__}")
         if array.ndim != 1 or not _core.MIN_NUM_PERM <= array.size <= _core.MAX_NUM_PERM:
             raise ValueError(f"a signature has {_core.MIN_NUM_PERM} to {_core.MAX_NUM_PERM} "
                              "values, in one dimension")
