@@ -152,3 +152,27 @@ def test_literal_binds_render_only_signatures(engine, docs):
     with pytest.raises(sqlalchemy.exc.CompileError) as refused:
         injected.compile(engine, compile_kwargs={"literal_binds": True})
     assert "invalid input syntax for type minhash" in str(refused.value.__cause__)
+
+
+def test_minhash_arrays_with_the_psycopg2_adapter_registered(dbname):
+    # docs/python.md: ARRAY(Minhash) over psycopg2 with register_minhash on connect
+    from pgminhash.psycopg2 import register_minhash
+
+    engine = sqlalchemy.create_engine(
+        "postgresql+psycopg2://", future=True,
+        connect_args=dict(host=os.environ["PGHOST"], port=os.environ["PGPORT"],
+                          user=os.environ.get("PGUSER"), dbname=dbname))
+    sqlalchemy.event.listen(engine, "connect", lambda conn, _: register_minhash(conn))
+    metadata = MetaData()
+    table = Table("sa_arrays", metadata, Column("id", Integer, primary_key=True),
+                  Column("sigs", sqlalchemy.ARRAY(Minhash)))
+    metadata.create_all(engine)
+    try:
+        sigs = [pgminhash.minhash("a b c", num_perm=4), None,
+                pgminhash.minhash("x", family="oph", bits=8, num_perm=4)]
+        with engine.begin() as c:
+            c.execute(table.insert(), [dict(id=1, sigs=sigs)])
+            assert c.execute(select(table.c.sigs)).scalar() == sigs
+    finally:
+        metadata.drop_all(engine)
+        engine.dispose()
