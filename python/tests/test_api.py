@@ -78,6 +78,10 @@ def test_other_bad_arguments():
         pgminhash.minhash(["a"], ignore="accents")
     with pytest.raises(TypeError, match="ignore must be a str"):
         pgminhash.minhash(DOC, ignore=1)
+    with pytest.raises(TypeError, match="unit must be a str, not list"):
+        pgminhash.minhash(DOC, unit=["word"])
+    with pytest.raises(TypeError, match="family must be a str, not dict"):
+        pgminhash.minhash(DOC, family={"native": 1})
     with pytest.raises(TypeError, match="bits must be an integer"):
         pgminhash.minhash(DOC, bits="16")
     with pytest.raises(TypeError, match="a document is a str"):
