@@ -57,7 +57,8 @@ def test_bad_arguments_are_refused_as_the_server_refuses_them(conn, kwargs, sql)
 
 
 def test_other_bad_arguments():
-    with pytest.raises(ValueError, match='unknown minhash hash family "murmur"'):
+    with pytest.raises(ValueError, match='unknown minhash hash family "murmur" '
+                                         r'\(valid families are "native", "datasketch" and "oph"\)'):
         pgminhash.minhash(DOC, family="murmur")
     with pytest.raises(ValueError, match="out of range for type bigint"):
         pgminhash.minhash(DOC, seed=1 << 63)
@@ -77,14 +78,31 @@ def test_other_bad_arguments():
         pgminhash.minhash(["a"], ignore="accents")
     with pytest.raises(TypeError, match="ignore must be a str"):
         pgminhash.minhash(DOC, ignore=1)
+    with pytest.raises(TypeError, match="unit must be a str, not list"):
+        pgminhash.minhash(DOC, unit=["word"])
+    with pytest.raises(TypeError, match="family must be a str, not dict"):
+        pgminhash.minhash(DOC, family={"native": 1})
     with pytest.raises(TypeError, match="bits must be an integer"):
         pgminhash.minhash(DOC, bits="16")
     with pytest.raises(TypeError, match="a document is a str"):
         pgminhash.minhash(b"bytes")
     with pytest.raises(TypeError, match="cannot use dict as a set element"):
         pgminhash.minhash([{}])
+    # what is neither a document nor a set is named, not pybind11's signature dump
+    for value, name in ((None, "None"), (5, "int")):
+        with pytest.raises(TypeError, match=rf"^minhash\(\) takes a document .*, not {name}"):
+            pgminhash.minhash(value)
+        with pytest.raises(TypeError, match=rf"^jaccard\(\) takes two Signatures .*, not {name}"):
+            pgminhash.jaccard(value, ["a"])
+    with pytest.raises(TypeError, match=r"^jaccard\(\) of a str: it compares two Signatures"):
+        pgminhash.jaccard("a b c", "a b d")
     with pytest.raises(UnicodeEncodeError):
         pgminhash.minhash("lone \ud800 surrogate")
+    # the same wherever a str reaches the core
+    with pytest.raises(UnicodeEncodeError):
+        pgminhash.minhash(DOC, ignore="accents,\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        pgminhash.Signature.from_text("1:[1]\ud800")
 
 
 def test_ignore_takes_the_servers_list_or_names(conn):

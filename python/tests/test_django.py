@@ -100,6 +100,17 @@ def test_round_trip_similar_and_nearest(django_db):
     assert compact.c == pgminhash.minhash(body, bits=16, family="oph",
                                           ignore="accents, punctuation")
     assert compact.c.bits == 16
+    # config (the server's text search) is passed too, and an unknown or
+    # misspelled keyword is refused rather than dropped
+    from django.db import connection
+    english = Doc.objects.annotate(e=Minhash("body", config="english", num_perm=16)).get(id=1)
+    with connection.cursor() as cur:
+        cur.execute("SELECT minhash(body, config => 'english', num_perm => 16)::text"
+                    " FROM dj_docs WHERE id = 1")
+        assert str(english.e) == cur.fetchone()[0]
+    assert english.e != pgminhash.minhash(body, num_perm=16)
+    with pytest.raises(TypeError, match="num_perms"):
+        Minhash("body", num_perms=16)
 
 
 def test_field_conversions(django_db):
@@ -115,8 +126,15 @@ def test_field_conversions(django_db):
     assert compact.db_type(None) == "minhash(16,8)"
     small = pgminhash.minhash("x", num_perm=16, bits=8)
     assert compact.to_python(str(small)) == small
-    with pytest.raises(ValueError):
+    # bad input is a ValidationError, which forms and full_clean() report
+    from django.core.exceptions import ValidationError
+    for bad in ("not a signature", 5):
+        with pytest.raises(ValidationError) as refused:
+            field.clean(bad, None)
+        assert refused.value.code == "invalid"
+    with pytest.raises(ValidationError, match="invalid input syntax for type minhash"):
         field.to_python("not a signature")
+    assert field.clean(str(sig), None) == sig
     index = LshIndex(fields=["sig"], name="i", bands=16, rows=8)
     assert index.deconstruct()[2]["bands"] == 16
     assert index.get_with_params() == ["bands = 16", "rows = 8"]

@@ -99,6 +99,23 @@ def test_from_text_refuses_what_the_server_refuses(conn, text):
     assert str(ours.value) == f"{diag.message_primary}: {diag.message_detail}"
 
 
+def test_from_text_shows_bytes_that_are_not_utf8_and_nul():
+    # the server's input is text in the database encoding; bytes given to
+    # from_text may be anything, and the message still shows them
+    prefix = 'invalid input syntax for type minhash: "'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text(b"\xff\xfe:[1]")
+    assert str(refused.value) == \
+        prefix + '\\xff\\xfe:[1]": Expected a signed 64-bit integer seed at the start.'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text(b"x" * 63 + b"\xc3")
+    assert str(refused.value) == prefix + "x" * 63 + \
+        '\\xc3": Expected a signed 64-bit integer seed at the start.'
+    with pytest.raises(ValueError) as refused:
+        Signature.from_text("1:[1]\x00")
+    assert str(refused.value) == prefix + '1:[1]\x00": Unexpected text after "]".'
+
+
 def binary(version=1, flags=0, num_perm=2, seed=1, values=(1, 2), extra=b"", size=4):
     return (bytes([version, flags]) + num_perm.to_bytes(2, "big") + seed.to_bytes(8, "big")
             + b"".join(v.to_bytes(size, "big") for v in values) + extra)
@@ -118,6 +135,24 @@ def test_from_binary_refuses_what_the_server_refuses(raw, data):
     with pytest.raises(ValueError) as ours:
         Signature.from_binary(data)
     assert str(ours.value) == server.value.diag.message_primary
+
+
+@pytest.mark.parametrize("sig", SIGNATURES[:3] + SIGNATURES[-2:], ids=range(5))
+def test_from_binary_reads_strided_buffers_in_their_order(sig):
+    # a view that is not contiguous is read as its bytes in order, not as
+    # the memory from its first byte on (which a reversed view ends before)
+    data = bytes(sig)
+    interleaved = bytes(b for byte in data for b in (byte, 0xAA))
+    assert Signature.from_binary(memoryview(interleaved)[::2]) == sig
+    assert Signature.from_binary(np.frombuffer(interleaved, dtype=np.uint8)[::2]) == sig
+    assert Signature.from_binary(memoryview(data[::-1])[::-1]) == sig
+
+
+@pytest.mark.parametrize("data", ["1:[1]", None, 5], ids=["str", "None", "int"])
+def test_from_binary_names_what_it_was_given(data):
+    with pytest.raises(TypeError, match=f"the binary form is a bytes-like object, not "
+                                        f"{type(data).__name__}"):
+        Signature.from_binary(data)
 
 
 def test_binary_forms_of_every_width_are_read(raw):
@@ -155,6 +190,11 @@ def test_signature_from_values_is_minhash_from_array(conn):
         Signature([])
     with pytest.raises(TypeError):
         Signature([1.5])
+    # not a sequence: named, not reported as a signature of no values
+    for values, name in (((v for v in (1, 2)), "generator"), ({1, 2}, "set"), ("12", "str"),
+                         (5, "int")):
+        with pytest.raises(TypeError, match=f"a sequence of integers .*, not {name}$"):
+            Signature(values)
     with pytest.raises(ValueError):
         Signature([1], family="datasketch", seed=-1)
 

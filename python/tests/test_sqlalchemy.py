@@ -82,6 +82,34 @@ def test_compact_signatures(engine):
         Minhash(bits=16)
 
 
+def test_compact_columns_are_reflected(engine):
+    # format_type() writes minhash(64,16), which SQLAlchemy's PostgreSQL
+    # dialect alone reads as one number (and fails on)
+    with engine.begin() as c:
+        c.execute(text("CREATE TABLE sa_reflect (a minhash(64,16), b minhash(16,8)[],"
+                       " c minhash(32), d minhash, e minhash(8,32))"))
+    try:
+        reflected = Table("sa_reflect", MetaData(), autoload_with=engine)
+        types = {col.name: col.type for col in reflected.c}
+        assert {name: (t.num_perm, t.bits) for name, t in types.items() if name != "b"} == {
+            "a": (64, 16), "c": (32, None), "d": (None, None), "e": (8, None)}
+        assert isinstance(types["b"], sqlalchemy.ARRAY)
+        assert (types["b"].item_type.num_perm, types["b"].item_type.bits) == (16, 8)
+        # the reflected types make the same columns
+        with engine.begin() as c:
+            c.execute(text("DROP TABLE sa_reflect"))
+        reflected.create(engine)
+        with engine.connect() as c:
+            coltypes = c.execute(text(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = 'sa_reflect'::regclass AND attnum > 0")).all()
+        assert dict(coltypes) == {"a": "minhash(64,16)", "b": "minhash(16,8)[]",
+                                  "c": "minhash(32)", "d": "minhash", "e": "minhash(8)"}
+    finally:
+        with engine.begin() as c:
+            c.execute(text("DROP TABLE IF EXISTS sa_reflect"))
+
+
 def test_round_trip_similar_and_nearest(engine, docs):
     sigs = similar_docs.signatures()
     with engine.begin() as c:
@@ -110,3 +138,41 @@ def test_round_trip_similar_and_nearest(engine, docs):
         assert estimate == sigs[53].jaccard(q)
         # a Signature's text form is accepted as a parameter too
         assert c.execute(select(docs.c.id).where(docs.c.sig == str(sigs[9]))).scalar() == 9
+
+
+def test_literal_binds_render_only_signatures(engine, docs):
+    # a str parameter compiled with literal_binds is parsed, not pasted into
+    # the SQL: text that is not a signature cannot end the quoted literal
+    sig = pgminhash.minhash("a b c d e f")
+    for value in (sig, str(sig)):
+        stmt = select(docs.c.id).where(docs.c.sig == value)
+        literal = str(stmt.compile(engine, compile_kwargs={"literal_binds": True}))
+        assert f"CAST('{sig}'::minhash AS MINHASH(128))" in literal
+    injected = select(docs.c.id).where(docs.c.sig == "1:[1]'; DROP TABLE sa_docs; --")
+    with pytest.raises(sqlalchemy.exc.CompileError) as refused:
+        injected.compile(engine, compile_kwargs={"literal_binds": True})
+    assert "invalid input syntax for type minhash" in str(refused.value.__cause__)
+
+
+def test_minhash_arrays_with_the_psycopg2_adapter_registered(dbname):
+    # docs/python.md: ARRAY(Minhash) over psycopg2 with register_minhash on connect
+    from pgminhash.psycopg2 import register_minhash
+
+    engine = sqlalchemy.create_engine(
+        "postgresql+psycopg2://", future=True,
+        connect_args=dict(host=os.environ["PGHOST"], port=os.environ["PGPORT"],
+                          user=os.environ.get("PGUSER"), dbname=dbname))
+    sqlalchemy.event.listen(engine, "connect", lambda conn, _: register_minhash(conn))
+    metadata = MetaData()
+    table = Table("sa_arrays", metadata, Column("id", Integer, primary_key=True),
+                  Column("sigs", sqlalchemy.ARRAY(Minhash)))
+    metadata.create_all(engine)
+    try:
+        sigs = [pgminhash.minhash("a b c", num_perm=4), None,
+                pgminhash.minhash("x", family="oph", bits=8, num_perm=4)]
+        with engine.begin() as c:
+            c.execute(table.insert(), [dict(id=1, sigs=sigs)])
+            assert c.execute(select(table.c.sigs)).scalar() == sigs
+    finally:
+        metadata.drop_all(engine)
+        engine.dispose()

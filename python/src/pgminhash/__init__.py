@@ -86,7 +86,8 @@ def jaccard(a, b, /):
         if not isinstance(a, Signature):
             raise TypeError(f"jaccard() of a {type(a).__name__} and a Signature")
         return a.jaccard(b)
-    return _core.jaccard_exact(_elements.elements_of(a), _elements.elements_of(b),
+    return _core.jaccard_exact(_elements.elements_of(a, "jaccard"),
+                               _elements.elements_of(b, "jaccard"),
                                _elements.element_bytes)
 
 

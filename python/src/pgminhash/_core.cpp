@@ -407,9 +407,18 @@ const char *text_error_detail(minhash::SigTextError e) {
     size_t shown = std::min<size_t>(text.size(), 64);
     while (shown < text.size() && shown > 0 && (static_cast<uint8_t>(text[shown]) & 0xC0) == 0x80)
         shown--;
-    throw py::value_error(std::string("invalid input syntax for type minhash: \"") +
-                          std::string(text.substr(0, shown)) +
-                          (shown < text.size() ? "...\": " : "\": ") + detail);
+    const std::string message = std::string("invalid input syntax for type minhash: \"") +
+                                std::string(text.substr(0, shown)) +
+                                (shown < text.size() ? "...\": " : "\": ") + detail;
+    // Set as a str object: bytes given to from_text need not be UTF-8, nor
+    // free of NUL, and py::value_error's C string would come out empty or cut.
+    const py::object str = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<py::ssize_t>(message.size()),
+                             "backslashreplace"));
+    if (!str)
+        throw py::error_already_set();
+    PyErr_SetObject(PyExc_ValueError, str.ptr());
+    throw py::error_already_set();
 }
 
 // minhash_in: (family, bits, seed as signed 64-bit, values widened)
@@ -462,12 +471,24 @@ py::bytes encode_binary(int family, int bits, uint64_t seed, const Values &v) {
 }
 
 // minhash_recv, with its checks and messages: (family, bits, seed as unsigned, values widened)
-std::tuple<int, int, uint64_t, Values> decode_binary(const py::buffer &data) {
-    const py::buffer_info info = data.request();
+std::tuple<int, int, uint64_t, Values> decode_binary(const py::object &data) {
+    if (!PyObject_CheckBuffer(data.ptr()))
+        throw py::type_error(std::string("the binary form is a bytes-like object, not ") +
+                             Py_TYPE(data.ptr())->tp_name);
+    const py::buffer_info info = py::reinterpret_borrow<py::buffer>(data).request();
     if (info.ndim != 1 || info.itemsize != 1)
         throw py::type_error("the binary form is a bytes-like object");
-    const auto *bytes = static_cast<const uint8_t *>(info.ptr);
     const size_t have = static_cast<size_t>(info.size);
+    // A strided view (memoryview(b)[::2], a reversed slice) is read in its
+    // order: copied, since the decoders walk the bytes from ptr onwards.
+    std::string gathered;
+    const auto *bytes = static_cast<const uint8_t *>(info.ptr);
+    if (have > 1 && info.strides[0] != 1) {
+        gathered.resize(have);
+        for (size_t i = 0; i < have; i++)
+            gathered[i] = static_cast<char>(bytes[static_cast<py::ssize_t>(i) * info.strides[0]]);
+        bytes = reinterpret_cast<const uint8_t *>(gathered.data());
+    }
     minhash::SigBinaryHeader h;
     if (!minhash::decode_signature_header(bytes, have, &h))
         throw py::value_error("invalid binary minhash: expected " +

@@ -39,15 +39,30 @@ def element_bytes(x):
         "prints them")
 
 
-def elements_of(elements):
+def elements_of(elements, call="minhash"):
     """elements as something the binding iterates quickly: NumPy arrays are
     read as their flat list of elements (as the server reads a
     multi-dimensional array), as Python scalars where that keeps the type's
-    form."""
+    form. call names the function in messages (minhash, jaccard)."""
     if isinstance(elements, (str, bytes, bytearray, memoryview)):
+        if call == "jaccard":
+            raise TypeError(
+                f"jaccard() of a {type(elements).__name__}: it compares two Signatures or two "
+                "sets (iterables of elements); sign documents first: "
+                "jaccard(minhash(a), minhash(b))")
         raise TypeError(
             f"minhash() of a {type(elements).__name__}: a document is a str, a set an iterable "
             "of elements (wrap one bytes element in a list; decode bytes to sign it as text)")
+    takes = ("two Signatures or two sets (iterables of elements)" if call == "jaccard"
+             else "a document (a str) or a set (an iterable of elements)")
+    if elements is None:
+        # SQL's functions are strict (NULL in, NULL out); here None is an error
+        raise TypeError(f"{call}() takes {takes}, not None (skip None values: in SQL, "
+                        f"{call} of NULL is NULL)")
+    try:
+        iter(elements)
+    except TypeError:
+        raise TypeError(f"{call}() takes {takes}, not {type(elements).__name__}") from None
     if isinstance(elements, np.ndarray):
         flat = elements.ravel()
         # float32 stays float32 (real[]); tolist() would make it a float8

@@ -96,14 +96,15 @@ def ignore_flags(ignore):
         if not all(isinstance(n, str) for n in names):
             raise TypeError("ignore must be a str or an iterable of str")
         ignore = ",".join(names)
-    return _core.parse_ignore(ignore)
+    return _core.parse_ignore(ignore.encode())  # a lone surrogate: UnicodeEncodeError
 
 
 def family_number(family):
     if not isinstance(family, str):
         raise TypeError(f"family must be a str, not {type(family).__name__}")
     if family not in FAMILIES:
-        names = " and ".join(f'"{f}"' for f in FAMILIES)
+        quoted = [f'"{f}"' for f in FAMILIES]
+        names = ", ".join(quoted[:-1]) + " and " + quoted[-1]
         raise ValueError(f'unknown minhash hash family "{family}" (valid families are {names})')
     return FAMILIES.index(family)
 
@@ -160,15 +161,17 @@ _text_specs = {}
 def text_specs(unit, k, num_perm, seed, family, bits, ignore):
     """(shingle spec, sign spec, family number, seed as unsigned, bits) for minhash(doc)."""
     key = (unit, k, num_perm, seed, family, bits, ignore)
-    plain = type(k) is int and type(num_perm) is int and type(seed) is int and type(bits) is int
-    specs = _text_specs.get(key) if plain and (ignore is None or type(ignore) is str) else None
+    # checked before the lookup too: a list or dict argument is not hashable
+    plain = (type(k) is int and type(num_perm) is int and type(seed) is int
+             and type(bits) is int and type(unit) is str and type(family) is str
+             and (ignore is None or type(ignore) is str))
+    specs = _text_specs.get(key) if plain else None
     if specs is not None:
         return specs
     sign = sign_spec(num_perm, seed, family)
     # the family and seed as Python ints, read once rather than per signature
     specs = (shingle_spec(unit, k, ignore), sign, sign.family, sign.seed, bits_of(bits))
-    if plain and type(unit) is str and type(family) is str and (ignore is None or
-                                                                  type(ignore) is str):
+    if plain:
         if len(_text_specs) >= 256:
             _text_specs.clear()
         _text_specs[key] = specs

@@ -19,6 +19,7 @@ A migration enables the extension with MinhashExtension().
 """
 from django.contrib.postgres.indexes import PostgresIndex
 from django.contrib.postgres.operations import CreateExtension
+from django.core.exceptions import ValidationError
 from django.db.models import Field, FloatField, Func, Lookup, Value
 
 from ._options import type_name
@@ -64,7 +65,11 @@ class MinhashField(Field):
         return _to_signature(value)
 
     def to_python(self, value):
-        return _to_signature(value)
+        # Field.clean() (forms, full_clean) expects ValidationError for bad input
+        try:
+            return _to_signature(value)
+        except (TypeError, ValueError) as e:
+            raise ValidationError(str(e), code="invalid") from e
 
     def get_prep_value(self, value):
         value = _to_signature(value)
@@ -126,19 +131,23 @@ class Jaccard(Func):
 class Minhash(Func):
     """minhash(expression, unit => ..., k => ..., ...): the signature computed
     by the server, with the SQL function's named arguments (None: its
-    default)."""
+    default), config (a text search configuration's name) among them."""
 
     function = "minhash"
 
     def __init__(self, expression, *, unit=None, k=None, num_perm=None, seed=None, family=None,
-                 bits=None, ignore=None, **extra):
+                 bits=None, ignore=None, config=None, output_field=None):
+        # no **extra: Func would keep a misspelled or unknown keyword
+        # (num_perms=64) as a template value and sign with the defaults
         self.named = {name: value for name, value in (
-            ("ignore", ignore), ("bits", bits), ("family", family), ("unit", unit), ("k", k),
-            ("num_perm", num_perm), ("seed", seed)) if value is not None}
-        # the typmod when num_perm is known (bits alone names no type)
-        extra.setdefault("output_field", MinhashField(
-            num_perm=num_perm, bits=bits if num_perm is not None else None))
-        super().__init__(expression, **extra)
+            ("config", config), ("ignore", ignore), ("bits", bits), ("family", family),
+            ("unit", unit), ("k", k), ("num_perm", num_perm), ("seed", seed))
+            if value is not None}
+        if output_field is None:
+            # the typmod when num_perm is known (bits alone names no type)
+            output_field = MinhashField(num_perm=num_perm,
+                                        bits=bits if num_perm is not None else None)
+        super().__init__(expression, output_field=output_field)
 
     def as_sql(self, compiler, connection, **extra_context):
         sql, params = compiler.compile(self.source_expressions[0])

@@ -40,6 +40,10 @@ class Signature:
         seed = _options.seed_of(seed, family)
         bits = _options.bits_of(bits)
         array = np.asarray(values)
+        if array.ndim == 0:
+            # NumPy makes a 0-d object array of a generator, set or str
+            raise TypeError("signature values are a sequence of integers (a list, tuple, range "
+                            f"or NumPy array), not {type(values).__name__}")
         if array.ndim != 1 or not _core.MIN_NUM_PERM <= array.size <= _core.MAX_NUM_PERM:
             raise ValueError(f"a signature has {_core.MIN_NUM_PERM} to {_core.MAX_NUM_PERM} "
                              "values, in one dimension")
@@ -100,7 +104,9 @@ class Signature:
         message."""
         if isinstance(text, (bytearray, memoryview)):
             text = bytes(text)
-        if not isinstance(text, (str, bytes)):
+        if isinstance(text, str):
+            text = text.encode()  # a lone surrogate: UnicodeEncodeError, as for documents
+        elif not isinstance(text, bytes):
             raise TypeError(f"the text form is a str, not {type(text).__name__}")
         family, bits, seed, values = _core.parse_text(text)
         return cls._of(family, seed, values, bits)

@@ -13,9 +13,12 @@ lsh index.
 Parameters are Signatures (or their text form) and are cast to minhash;
 results are Signatures.
 """
+import re
+
 from sqlalchemy import Index, bindparam, cast, func
 from sqlalchemy.sql.expression import ClauseElement
-from sqlalchemy.dialects.postgresql.base import ischema_names
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql.base import PGDialect, ischema_names
 from sqlalchemy.types import Boolean, Float, UserDefinedType
 
 from ._options import type_name
@@ -64,6 +67,10 @@ class Minhash(UserDefinedType):
 
     def literal_processor(self, dialect):
         def process(value):
+            # parsed, so a str rendered into the SQL is a signature's text
+            # form (digits and tags), never arbitrary text
+            if isinstance(value, str):
+                value = Signature.from_text(value)
             return "'%s'::minhash" % _to_db(value)
         return process
 
@@ -90,6 +97,35 @@ class Minhash(UserDefinedType):
 
 # the type's name when a table is reflected
 ischema_names["minhash"] = Minhash
+
+# format_type() of a compact column, minhash(128,16), maybe schema-qualified
+# or an array
+_COMPACT_FORMAT = re.compile(r'((?:"[^"]*"|[^"(]*)\.)?minhash\((\d+),(\d+)\)((?:\[\])*)')
+
+
+def _reflecting_compact_columns(get_column_info):
+    # PostgreSQL's dialect reads the typmod of any type but numeric as one
+    # number, and fails on minhash(128,16) with int("128,16"): the column is
+    # reflected as minhash(128), then given its bits.
+    def reflect(self, name, format_type, *args, **kw):
+        compact = _COMPACT_FORMAT.fullmatch(format_type or "")
+        if compact is None:
+            return get_column_info(self, name, format_type, *args, **kw)
+        schema, num_perm, bits, brackets = compact.groups()
+        info = get_column_info(self, name, f"{schema or ''}minhash({num_perm}){brackets}",
+                               *args, **kw)
+        coltype = info["type"]
+        if isinstance(coltype, ARRAY) and isinstance(coltype.item_type, Minhash):
+            info["type"] = ARRAY(Minhash(int(num_perm), bits=int(bits)))
+        elif isinstance(coltype, Minhash):
+            info["type"] = Minhash(int(num_perm), bits=int(bits))
+        return info
+    return reflect
+
+
+# SQLAlchemy 1.4's PostgreSQL dialect (2.0 reflects types elsewhere)
+if hasattr(PGDialect, "_get_column_info"):
+    PGDialect._get_column_info = _reflecting_compact_columns(PGDialect._get_column_info)
 
 _LSH_OPTIONS = ("threshold", "bands", "rows", "fp_weight", "fn_weight", "fastupdate",
                 "pending_list_limit", "fillfactor")
