@@ -85,6 +85,15 @@ SELECT jaccard(ARRAY['2024-01-31 12:00:00+00'::timestamptz, '2024-02-01 00:00:00
         FROM generate_series(timestamptz '2024-01-01', '2024-01-02', '1 hour') t) AS agg_matches_array;
 RESET DateStyle; RESET TimeZone; RESET IntervalStyle; RESET extra_float_digits;
 RESET lc_monetary; RESET bytea_output;
+-- elements are their forms, not the type's =: these equal values are
+-- different elements until brought to one form (docs/sql.md)
+SELECT 1.0 = 1.00 AND '-0'::float8 = 0 AND '1 day'::interval = '24 hours' AS equal,
+       minhash(ARRAY[1.0]) = minhash(ARRAY[1.00]) AS numeric_same,
+       minhash(ARRAY['-0'::float8]) = minhash(ARRAY[0::float8]) AS zero_same,
+       minhash(ARRAY['1 day'::interval]) = minhash(ARRAY['24 hours'::interval]) AS interval_same,
+       minhash(ARRAY[round(1.00, 1)]) = minhash(ARRAY[1.0]) AS numeric_rounded,
+       minhash(ARRAY['-0'::float8 + 0.0]) = minhash(ARRAY[0::float8]) AS zero_added,
+       minhash(ARRAY[justify_hours('24 hours'::interval)]) = minhash(ARRAY['1 day'::interval]) AS interval_justified;
 -- a composite type is hashed through its extended hash support (equal
 -- values, the same element), a domain as its base type
 CREATE TYPE sig_pair AS (a int, b text);
