@@ -14,6 +14,7 @@
 #    Citus's distributed execution, at and below the index's threshold;
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
+#  - the same pairs on compact (16-bit) and oph signatures;
 #  - minhash_lsh_stats summed over the shards;
 #  - minhash_agg and minhash_merge_agg computed on the workers
 #    (worker_partial_agg) and combined on the coordinator;
@@ -324,6 +325,38 @@ for my $mode ('connected', 'representative')
 		  if $mode eq 'connected' && $t == 0.5;
 	}
 }
+# compact signatures (16 bits) and the oph family: the band keys and the
+# first shared band are computed from the values the shards' indexes key
+# (widened, densified), not from the stored form
+$coord->safe_psql('postgres', q{
+CREATE TABLE docs_c (id bigint NOT NULL, sig16 minhash, sigoph minhash);
+SELECT create_distributed_table('docs_c', 'id', colocate_with => 'docs');
+INSERT INTO docs_c SELECT id, sig::minhash(128, 16),
+	minhash(ARRAY(SELECT (id / 50) * 1000 + id % 50 + i FROM generate_series(0, 59) i), 'oph'::minhash_family)
+	FROM docs_ref WHERE id < 1000;
+CREATE INDEX docs_c_16 ON docs_c USING lsh (sig16);
+CREATE INDEX docs_c_oph ON docs_c USING lsh (sigoph);
+CREATE TABLE docs_c_ref AS SELECT * FROM docs_c;
+CREATE INDEX docs_c_ref_16 ON docs_c_ref USING lsh (sig16);
+CREATE INDEX docs_c_ref_oph ON docs_c_ref USING lsh (sigoph);
+});
+for my $kind ('16', 'oph')
+{
+	for my $t (0.5, 0.8)
+	{
+		($n, $m, $diff) = split /\|/, same_set(
+			"SELECT * FROM minhash_similar_pairs('docs_c_$kind', 'id', $t)",
+			"SELECT * FROM minhash_similar_pairs('docs_c_ref_$kind', 'id', $t)", 'NULL');
+		ok($n == $m && $diff == 0 && $n > 100,
+			"minhash_similar_pairs on signatures '$kind' at $t: the plain table's $m pairs ($n, $diff differ)");
+	}
+}
+($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_clusters('docs_c_16', 'id', 0.5, mode => 'representative')",
+	"SELECT * FROM minhash_clusters('docs_c_ref_16', 'id', 0.5, mode => 'representative')", 'NULL');
+ok($n == $m && $diff == 0 && $n > 100,
+	"minhash_clusters on 16-bit signatures: the plain table's clusters ($m rows, $diff differ)");
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
