@@ -15,7 +15,8 @@
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
 #  - the same pairs on compact (16-bit) and oph signatures;
-#  - minhash_lsh_stats summed over the shards;
+#  - minhash_lsh_stats summed over the shards, minhash_lsh_recall read off
+#    them;
 #  - minhash_agg and minhash_merge_agg computed on the workers
 #    (worker_partial_agg) and combined on the coordinator;
 #  - with shards on the coordinator too (Citus runs their tasks in the
@@ -400,6 +401,22 @@ is($coord->safe_psql('postgres', "SELECT pages FROM minhash_lsh_stats('docs_lsh'
 	$coord->safe_psql('postgres', q{SELECT sum(result::bigint) FROM run_command_on_shards('docs',
 		$$SELECT pg_relation_size(i.indexrelid) / 8192 FROM pg_index i WHERE i.indrelid = '%s'::regclass$$)}),
 	'pages: the sum of the shard indexes\' sizes');
+# minhash_lsh_recall reads the shards' indexes (the shell holds no
+# signature: its answer would be NULL), with SELECT on the table only
+my $recall = "SELECT similarity || ':' || recall || ':' || depth FROM minhash_lsh_recall(%s, %s)";
+for my $t ('0.6', 'NULL')
+{
+	my $dist = $coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.8; " . sprintf($recall, "'docs_lsh'", $t));
+	is($dist, $coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.8; " . sprintf($recall, "'docs_ref_lsh'", $t)),
+		"minhash_lsh_recall at $t: the plain table's recall and depth");
+	like($dist, qr/^(0\.\d+:0\.\d+:\d+\n){2}0\.\d+:0\.\d+:\d+$/, "... three rows with a recall and a depth ($t)");
+}
+is($coord->safe_psql('postgres', "CREATE ROLE recall_reader LOGIN; GRANT SELECT ON docs TO recall_reader;
+	SET ROLE recall_reader; " . sprintf($recall, "'docs_lsh'", '0.6') . "; RESET ROLE;
+	REVOKE SELECT ON docs FROM recall_reader; DROP ROLE recall_reader"),
+	$coord->safe_psql('postgres', sprintf($recall, "'docs_ref_lsh'", '0.6')),
+	'minhash_lsh_recall on a Citus table needs SELECT only, as on one server');
+
 # The shards' statistics are read over new connections: in a transaction that
 # holds an ACCESS EXCLUSIVE lock on the table (TRUNCATE, ALTER TABLE, LOCK
 # TABLE, which Citus takes on the shards too) they would wait for it until
