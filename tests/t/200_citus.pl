@@ -9,7 +9,8 @@
 #  - without minhash loaded at session start, `%` on a distributed table is
 #    an error with a hint, not the workers' threshold;
 #  - minhash_similar(sig, q, t), ORDER BY sig <%> q LIMIT 10 (pushed to the
-#    shards with its LIMIT), a join with a reference table of queries;
+#    shards with its LIMIT), a join with a reference table of queries; a
+#    join with a distributed one is Citus's error with minhash's hint;
 #  - minhash_similar_pairs and minhash_clusters (both modes) computed by
 #    Citus's distributed execution, at and below the index's threshold;
 #    unsupported cases (and minhash_match on a distributed table's index)
@@ -253,6 +254,28 @@ my $join = "SET minhash.similarity_threshold = 0.6;
 	SELECT count(*), sum(q.qid * 100000 + d.id) FROM queries%s q JOIN docs%s d ON d.sig % q.sig";
 is(ids(sprintf($join, '', '')), ids(sprintf($join, '_ref', '_ref')),
 	'a join of query signatures with the distributed table gives the plain join\'s pairs');
+# Query signatures in a distributed table: Citus joins two distributed tables
+# only on their distribution columns, so a similarity join is its error, with
+# a hint naming the forms it runs; the materialized CTE of the hint gives the
+# plain join's pairs.
+$coord->safe_psql('postgres', q{
+CREATE TABLE queries_d (qid int NOT NULL, sig minhash);
+SELECT create_distributed_table('queries_d', 'qid');
+INSERT INTO queries_d SELECT * FROM queries_ref;
+});
+my ($ret, $out, $err);
+for my $cond ('d.sig % q.sig', 'd.sig %>= ROW(q.sig, 0.6)::minhash_query', 'minhash_similar(d.sig, q.sig, 0.6)')
+{
+	($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM queries_d q JOIN docs d ON $cond");
+	like($err, qr/ERROR:  complex joins are only supported .*\nHINT:  Citus joins two distributed tables only on their distribution columns, not on a similarity condition\. Put one side's signatures in a reference table or a materialized CTE/,
+		"a join of two distributed tables on $cond is Citus's error with a hint, not an answer");
+}
+is(ids("SET minhash.similarity_threshold = 0.6; WITH q AS MATERIALIZED (SELECT * FROM queries_d)
+	SELECT count(*), sum(q.qid * 100000 + d.id) FROM q JOIN docs d ON d.sig % q.sig"),
+	ids(sprintf($join, '_ref', '_ref')), 'the hint\'s materialized CTE gives the plain join\'s pairs');
+($ret, $out, $err) = $coord->psql('postgres', 'SELECT count(*) FROM queries_d q JOIN docs d ON d.id = q.qid + 1');
+unlike($err, qr/similarity condition/, 'a join without a signature comparison gets no such hint');
+
 # With the workers' own planner settings, each shard probes its lsh index
 # once per query row (a nested loop over the reference table's 100 rows),
 # small as the shards are (375 rows): the probes after the first find the
@@ -273,7 +296,7 @@ set_workers('enable_seqscan', 'off');
 # --- without minhash loaded at session start: % is refused, not answered at 0.5 ---
 $coord->append_conf('postgresql.conf', "shared_preload_libraries = 'citus'");
 $coord->restart;
-my ($ret, $out, $err) = $coord->psql('postgres',
+($ret, $out, $err) = $coord->psql('postgres',
 	"SET minhash.similarity_threshold = 0.9; SELECT count(*) FROM docs WHERE sig % '$sig{7}'");
 like($err, qr/ERROR:  operator % on a Citus table needs the minhash library loaded at session start.*HINT:  Add minhash to shared_preload_libraries after citus/s,
 	'without minhash preloaded, % on a distributed table is an error with a hint');
