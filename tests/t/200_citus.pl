@@ -381,6 +381,25 @@ for my $kind ('16', 'oph')
 ok($n == $m && $diff == 0 && $n > 100,
 	"minhash_clusters on 16-bit signatures: the plain table's clusters ($m rows, $diff differ)");
 
+# A role that may read the table (and create the scratch tables) but does
+# not own it: on one server SELECT suffices, and so it does here (the
+# shards' index parameters come from the shell index's options and the k of
+# a signature, not from minhash_lsh_stats on the shards, their owner's)
+$coord->safe_psql('postgres', 'CREATE ROLE pairs_reader LOGIN; GRANT SELECT ON docs, docs_ref TO pairs_reader;
+	GRANT CREATE ON SCHEMA public TO pairs_reader');
+for my $f ("minhash_similar_pairs('%s', 'id', 0.85)", "minhash_clusters('%s', 'id', 0.85, mode => 'representative')")
+{
+	($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf(q{
+		SET ROLE pairs_reader;
+		CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+		SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+		       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)},
+		sprintf($f, 'docs_lsh'), sprintf($f, 'docs_ref_lsh')));
+	ok($n == $m && $diff == 0 && $n > 1000, "with SELECT only, $f gives the plain table's $m rows ($n, $diff differ)");
+}
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM pairs_reader;
+	REVOKE SELECT ON docs, docs_ref FROM pairs_reader; DROP ROLE pairs_reader');
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
