@@ -166,6 +166,14 @@ is(ids("SET minhash.similarity_threshold = 0.3;
 	SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % '$sig{1234}'"),
 	$at{0.3}{1234}, 'and after the transaction, the session\'s setting again');
 
+# the function of %, called by name, reads the same setting
+for my $t (0.3, 0.9)
+{
+	is(ids("SET minhash.similarity_threshold = $t;
+		SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE minhash_similar(sig, '$sig{1234}')"),
+		$at{$t}{1234}, "minhash_similar(sig, q) at the session's threshold ($t) too");
+}
+
 # --- cached plans ---
 # A prepared statement without parameters has a generic plan from its first
 # execution; a single-shard one (distribution column = $1) can have one too
