@@ -154,9 +154,10 @@ qualified_operator(Oid opno)
  * The shards' index parameters for a caller who may read the table but not
  * call minhash_lsh_stats on its shards (their owner's): Citus creates each
  * shard's index with the options of the coordinator's index (an empty shell,
- * whose metapage keeps them) and propagates ALTER INDEX to them, and an lsh
- * index resolves its bands and rows from those options and the k of its
- * first signature (lsh_choose_bands). So: the shell's options, the k of one
+ * whose metapage keeps them), an lsh index's band options cannot change
+ * after it is built (lsh_alter.cpp), and an lsh index resolves its bands and
+ * rows from those options and the k of its first signature
+ * (lsh_choose_bands). So: the shell's options, the k of one
  * signature of the table (read as the caller, through Citus), and the number
  * of shards from Citus's catalog. No signature: num_perm 0, no pairs.
  */
