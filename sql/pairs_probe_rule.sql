@@ -93,6 +93,20 @@ BEGIN
   DROP TABLE by_sql, walked;
 END $$;
 SELECT t, c.* FROM unnest(ARRAY[0.4, 0.9]) t, pr_sql_check(t) c;
+-- and on compact (16-bit) and oph signatures: minhash_bands and
+-- minhash_first_band key the values the index keys (widened, densified),
+-- not the stored form
+DROP INDEX pr_sig9;
+UPDATE pr SET sig = minhash(elems, 16::bigint);
+CREATE INDEX pr_sig9 ON pr USING lsh (sig) WITH (threshold = 0.9);
+SELECT t, c.* FROM unnest(ARRAY[0.4, 0.9]) t, pr_sql_check(t) c;
+DROP INDEX pr_sig9;
+UPDATE pr SET sig = minhash(elems, 'oph'::minhash_family);
+CREATE INDEX pr_sig9 ON pr USING lsh (sig) WITH (threshold = 0.9);
+SELECT t, c.* FROM unnest(ARRAY[0.4, 0.9]) t, pr_sql_check(t) c;
+DROP INDEX pr_sig9;
+UPDATE pr SET sig = minhash(elems);
+CREATE INDEX pr_sig9 ON pr USING lsh (sig) WITH (threshold = 0.9);
 
 -- minhash_lsh_recall: J = t, t + 0.05, t + 0.1 (up to 1) and the depth. The
 -- formula: a band of depth m matches with p = prod over its first

@@ -153,7 +153,8 @@ prefix_params(int32 bands, int32 rows)
 extern "C" Datum
 minhash_bands_depth(PG_FUNCTION_ARGS)
 {
-	MinHashSig *sig = PG_GETARG_MINHASH_P(0);
+	/* 32-bit values as the index keys them: an oph sketch densified, compact values widened */
+	MinHashSig *sig = DatumGetMinHashSig(PG_GETARG_DATUM(0));
 	int32		bands = PG_GETARG_INT32(1);
 	int32		rows = PG_GETARG_INT32(2);
 	int32		depth = PG_GETARG_INT32(3);
@@ -184,8 +185,9 @@ minhash_bands_depth(PG_FUNCTION_ARGS)
 extern "C" Datum
 minhash_first_band(PG_FUNCTION_ARGS)
 {
-	MinHashSig *a = PG_GETARG_MINHASH_P(0);
-	MinHashSig *b = PG_GETARG_MINHASH_P(1);
+	/* the index's form of both, as minhash_bands(sig, bands, rows, depth) */
+	MinHashSig *a = DatumGetMinHashSig(PG_GETARG_DATUM(0));
+	MinHashSig *b = DatumGetMinHashSig(PG_GETARG_DATUM(1));
 	int32		bands = PG_GETARG_INT32(2);
 	int32		rows = PG_GETARG_INT32(3);
 	int32		depth = PG_GETARG_INT32(4);

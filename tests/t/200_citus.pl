@@ -9,12 +9,15 @@
 #  - without minhash loaded at session start, `%` on a distributed table is
 #    an error with a hint, not the workers' threshold;
 #  - minhash_similar(sig, q, t), ORDER BY sig <%> q LIMIT 10 (pushed to the
-#    shards with its LIMIT), a join with a reference table of queries;
+#    shards with its LIMIT), a join with a reference table of queries; a
+#    join with a distributed one is Citus's error with minhash's hint;
 #  - minhash_similar_pairs and minhash_clusters (both modes) computed by
 #    Citus's distributed execution, at and below the index's threshold;
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
-#  - minhash_lsh_stats summed over the shards;
+#  - the same pairs on compact (16-bit) and oph signatures;
+#  - minhash_lsh_stats summed over the shards, minhash_lsh_recall read off
+#    them;
 #  - minhash_agg and minhash_merge_agg computed on the workers
 #    (worker_partial_agg) and combined on the coordinator;
 #  - with shards on the coordinator too (Citus runs their tasks in the
@@ -163,6 +166,14 @@ is(ids("SET minhash.similarity_threshold = 0.3;
 	SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE sig % '$sig{1234}'"),
 	$at{0.3}{1234}, 'and after the transaction, the session\'s setting again');
 
+# the function of %, called by name, reads the same setting
+for my $t (0.3, 0.9)
+{
+	is(ids("SET minhash.similarity_threshold = $t;
+		SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE minhash_similar(sig, '$sig{1234}')"),
+		$at{$t}{1234}, "minhash_similar(sig, q) at the session's threshold ($t) too");
+}
+
 # --- cached plans ---
 # A prepared statement without parameters has a generic plan from its first
 # execution; a single-shard one (distribution column = $1) can have one too
@@ -251,6 +262,28 @@ my $join = "SET minhash.similarity_threshold = 0.6;
 	SELECT count(*), sum(q.qid * 100000 + d.id) FROM queries%s q JOIN docs%s d ON d.sig % q.sig";
 is(ids(sprintf($join, '', '')), ids(sprintf($join, '_ref', '_ref')),
 	'a join of query signatures with the distributed table gives the plain join\'s pairs');
+# Query signatures in a distributed table: Citus joins two distributed tables
+# only on their distribution columns, so a similarity join is its error, with
+# a hint naming the forms it runs; the materialized CTE of the hint gives the
+# plain join's pairs.
+$coord->safe_psql('postgres', q{
+CREATE TABLE queries_d (qid int NOT NULL, sig minhash);
+SELECT create_distributed_table('queries_d', 'qid');
+INSERT INTO queries_d SELECT * FROM queries_ref;
+});
+my ($ret, $out, $err);
+for my $cond ('d.sig % q.sig', 'd.sig %>= ROW(q.sig, 0.6)::minhash_query', 'minhash_similar(d.sig, q.sig, 0.6)')
+{
+	($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM queries_d q JOIN docs d ON $cond");
+	like($err, qr/ERROR:  complex joins are only supported .*\nHINT:  Citus joins two distributed tables only on their distribution columns, not on a similarity condition\. Put one side's signatures in a reference table or a materialized CTE/,
+		"a join of two distributed tables on $cond is Citus's error with a hint, not an answer");
+}
+is(ids("SET minhash.similarity_threshold = 0.6; WITH q AS MATERIALIZED (SELECT * FROM queries_d)
+	SELECT count(*), sum(q.qid * 100000 + d.id) FROM q JOIN docs d ON d.sig % q.sig"),
+	ids(sprintf($join, '_ref', '_ref')), 'the hint\'s materialized CTE gives the plain join\'s pairs');
+($ret, $out, $err) = $coord->psql('postgres', 'SELECT count(*) FROM queries_d q JOIN docs d ON d.id = q.qid + 1');
+unlike($err, qr/similarity condition/, 'a join without a signature comparison gets no such hint');
+
 # With the workers' own planner settings, each shard probes its lsh index
 # once per query row (a nested loop over the reference table's 100 rows),
 # small as the shards are (375 rows): the probes after the first find the
@@ -271,7 +304,7 @@ set_workers('enable_seqscan', 'off');
 # --- without minhash loaded at session start: % is refused, not answered at 0.5 ---
 $coord->append_conf('postgresql.conf', "shared_preload_libraries = 'citus'");
 $coord->restart;
-my ($ret, $out, $err) = $coord->psql('postgres',
+($ret, $out, $err) = $coord->psql('postgres',
 	"SET minhash.similarity_threshold = 0.9; SELECT count(*) FROM docs WHERE sig % '$sig{7}'");
 like($err, qr/ERROR:  operator % on a Citus table needs the minhash library loaded at session start.*HINT:  Add minhash to shared_preload_libraries after citus/s,
 	'without minhash preloaded, % on a distributed table is an error with a hint');
@@ -324,6 +357,57 @@ for my $mode ('connected', 'representative')
 		  if $mode eq 'connected' && $t == 0.5;
 	}
 }
+# compact signatures (16 bits) and the oph family: the band keys and the
+# first shared band are computed from the values the shards' indexes key
+# (widened, densified), not from the stored form
+$coord->safe_psql('postgres', q{
+CREATE TABLE docs_c (id bigint NOT NULL, sig16 minhash, sigoph minhash);
+SELECT create_distributed_table('docs_c', 'id', colocate_with => 'docs');
+INSERT INTO docs_c SELECT id, sig::minhash(128, 16),
+	minhash(ARRAY(SELECT (id / 50) * 1000 + id % 50 + i FROM generate_series(0, 59) i), 'oph'::minhash_family)
+	FROM docs_ref WHERE id < 1000;
+CREATE INDEX docs_c_16 ON docs_c USING lsh (sig16);
+CREATE INDEX docs_c_oph ON docs_c USING lsh (sigoph);
+CREATE TABLE docs_c_ref AS SELECT * FROM docs_c;
+CREATE INDEX docs_c_ref_16 ON docs_c_ref USING lsh (sig16);
+CREATE INDEX docs_c_ref_oph ON docs_c_ref USING lsh (sigoph);
+});
+for my $kind ('16', 'oph')
+{
+	for my $t (0.5, 0.8)
+	{
+		($n, $m, $diff) = split /\|/, same_set(
+			"SELECT * FROM minhash_similar_pairs('docs_c_$kind', 'id', $t)",
+			"SELECT * FROM minhash_similar_pairs('docs_c_ref_$kind', 'id', $t)", 'NULL');
+		ok($n == $m && $diff == 0 && $n > 100,
+			"minhash_similar_pairs on signatures '$kind' at $t: the plain table's $m pairs ($n, $diff differ)");
+	}
+}
+($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_clusters('docs_c_16', 'id', 0.5, mode => 'representative')",
+	"SELECT * FROM minhash_clusters('docs_c_ref_16', 'id', 0.5, mode => 'representative')", 'NULL');
+ok($n == $m && $diff == 0 && $n > 100,
+	"minhash_clusters on 16-bit signatures: the plain table's clusters ($m rows, $diff differ)");
+
+# A role that may read the table (and create the scratch tables) but does
+# not own it: on one server SELECT suffices, and so it does here (the
+# shards' index parameters come from the shell index's options and the k of
+# a signature, not from minhash_lsh_stats on the shards, their owner's)
+$coord->safe_psql('postgres', 'CREATE ROLE pairs_reader LOGIN; GRANT SELECT ON docs, docs_ref TO pairs_reader;
+	GRANT CREATE ON SCHEMA public TO pairs_reader');
+for my $f ("minhash_similar_pairs('%s', 'id', 0.85)", "minhash_clusters('%s', 'id', 0.85, mode => 'representative')")
+{
+	($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf(q{
+		SET ROLE pairs_reader;
+		CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+		SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+		       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)},
+		sprintf($f, 'docs_lsh'), sprintf($f, 'docs_ref_lsh')));
+	ok($n == $m && $diff == 0 && $n > 1000, "with SELECT only, $f gives the plain table's $m rows ($n, $diff differ)");
+}
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM pairs_reader;
+	REVOKE SELECT ON docs, docs_ref FROM pairs_reader; DROP ROLE pairs_reader');
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
@@ -367,6 +451,22 @@ is($coord->safe_psql('postgres', "SELECT pages FROM minhash_lsh_stats('docs_lsh'
 	$coord->safe_psql('postgres', q{SELECT sum(result::bigint) FROM run_command_on_shards('docs',
 		$$SELECT pg_relation_size(i.indexrelid) / 8192 FROM pg_index i WHERE i.indrelid = '%s'::regclass$$)}),
 	'pages: the sum of the shard indexes\' sizes');
+# minhash_lsh_recall reads the shards' indexes (the shell holds no
+# signature: its answer would be NULL), with SELECT on the table only
+my $recall = "SELECT similarity || ':' || recall || ':' || depth FROM minhash_lsh_recall(%s, %s)";
+for my $t ('0.6', 'NULL')
+{
+	my $dist = $coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.8; " . sprintf($recall, "'docs_lsh'", $t));
+	is($dist, $coord->safe_psql('postgres', "SET minhash.similarity_threshold = 0.8; " . sprintf($recall, "'docs_ref_lsh'", $t)),
+		"minhash_lsh_recall at $t: the plain table's recall and depth");
+	like($dist, qr/^(0\.\d+:0\.\d+:\d+\n){2}0\.\d+:0\.\d+:\d+$/, "... three rows with a recall and a depth ($t)");
+}
+is($coord->safe_psql('postgres', "CREATE ROLE recall_reader LOGIN; GRANT SELECT ON docs TO recall_reader;
+	SET ROLE recall_reader; " . sprintf($recall, "'docs_lsh'", '0.6') . "; RESET ROLE;
+	REVOKE SELECT ON docs FROM recall_reader; DROP ROLE recall_reader"),
+	$coord->safe_psql('postgres', sprintf($recall, "'docs_ref_lsh'", '0.6')),
+	'minhash_lsh_recall on a Citus table needs SELECT only, as on one server');
+
 # The shards' statistics are read over new connections: in a transaction that
 # holds an ACCESS EXCLUSIVE lock on the table (TRUNCATE, ALTER TABLE, LOCK
 # TABLE, which Citus takes on the shards too) they would wait for it until

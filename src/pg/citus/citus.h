@@ -19,7 +19,8 @@
  *  citus_aggregates.cpp minhash_agg, polymorphic, cannot be computed on the
  *                       workers by Citus: written as minhash_merge_agg of
  *                       one-element signatures, which can
- *  citus_stats.cpp      minhash_lsh_stats summed over the shards' indexes
+ *  citus_stats.cpp      minhash_lsh_stats summed over the shards' indexes,
+ *                       minhash_lsh_recall read off them
  *  citus_pairs.cpp      minhash_similar_pairs / minhash_clusters computed by
  *                       Citus's own distributed execution: band keys
  *                       repartitioned by key, candidates verified on the workers
@@ -119,6 +120,13 @@ typedef struct MhCitusIndexStats
 
 void		mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace,
 								 MhCitusIndexStats *stats);
+
+/*
+ * minhash_lsh_recall of the shards' indexes at this threshold, as the text of
+ * its rows joined by ';' ("(similarity,recall,depth)"), or NULL if no shard's
+ * index holds a signature yet.
+ */
+char	   *mh_citus_shard_recall(Oid relid, Oid indexoid, Oid ext_namespace, double threshold);
 
 /*
  * Dispatch of the functions that read an lsh index directly: true if the

@@ -46,6 +46,7 @@
 #include "pg/pg_prelude.h"
 
 #include "pg/citus/citus.h"
+#include "pg/compat.h"
 #include "pg/pairs/pairs.h"
 #include "pg/pairs/pairs_cluster_finish.h"
 
@@ -150,6 +151,53 @@ qualified_operator(Oid opno)
 }
 
 /*
+ * The shards' index parameters for a caller who may read the table but not
+ * call minhash_lsh_stats on its shards (their owner's): Citus creates each
+ * shard's index with the options of the coordinator's index (an empty shell,
+ * whose metapage keeps them), an lsh index's band options cannot change
+ * after it is built (lsh_alter.cpp), and an lsh index resolves its bands and
+ * rows from those options and the k of its first signature
+ * (lsh_choose_bands). So: the shell's options, the k of one
+ * signature of the table (read as the caller, through Citus), and the number
+ * of shards from Citus's catalog. No signature: num_perm 0, no pairs.
+ */
+static void
+params_as_reader(const CitusPairsPlan *plan, Relation index, MhCitusIndexStats *st)
+{
+	LshMetaPage meta;
+	Buffer		metabuf;
+	LshMetaPageData opts;
+	int			save_nestlevel;
+	bool		isnull;
+
+	memset(st, 0, sizeof(*st));
+	st->nshards = list_length(mh_citus_shards(plan->relid, RelationGetRelid(index)));
+	metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+	opts = *meta;
+	UnlockReleaseBuffer(metabuf);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_execute(psprintf("SELECT %s.minhash_num_perm(t.%s) FROM %s t WHERE t.%s IS NOT NULL LIMIT 1",
+							 plan->ext, plan->sig, plan->table, plan->sig), true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read a signature of \"%s\"", get_rel_name(plan->relid));
+	if (SPI_processed == 1)
+		st->num_perm = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	AtEOXact_GUC(true, save_nestlevel);
+	SPI_finish();
+
+	if (st->num_perm > 0 &&
+		!lsh_choose_bands(&opts, st->num_perm, &st->bands, &st->rows, &st->threshold))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lsh index \"%s\" has %d bands of %d rows, more values than the %d of its signatures",
+						RelationGetRelationName(index), opts.opt_bands, opts.opt_rows, st->num_perm)));
+}
+
+/*
  * Is the index's table a Citus table, and can its pairs be computed here?
  * Fills *plan, or raises the error that says what is not supported.
  */
@@ -250,8 +298,16 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 				 errdetail("It computes the pairs in scratch tables distributed over the workers, created in the table's schema and dropped before it returns.")));
 	plan->scratch_nsp = nsp;
 
-	/* the shards' index parameters (they must agree), and the probe depth at the threshold */
-	mh_citus_index_stats(relid, args->indexoid, args->ext_namespace, &st);
+	/*
+	 * The shards' index parameters, and the probe depth at the threshold.
+	 * The owner reads them off the shards' indexes (minhash_lsh_stats, which
+	 * also checks that they agree); a caller with SELECT only, as one
+	 * server's pairs need, gets them as the shards' indexes chose them (below).
+	 */
+	if (mh_class_ownercheck(relid, GetUserId()))
+		mh_citus_index_stats(relid, args->indexoid, args->ext_namespace, &st);
+	else
+		params_as_reader(plan, index, &st);
 	plan->nshards = st.nshards;
 	plan->bands = st.bands;
 	plan->rows = st.rows;

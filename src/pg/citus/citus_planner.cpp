@@ -130,6 +130,74 @@ reads_citus_walker(Node *node, void *context)
 	return expression_tree_walker(node, MH_WALKER(reads_citus_walker), context);
 }
 
+/*
+ * Does the tree compare signatures (`%`, `%>=`, minhash_similar(a, b, t))? */
+static bool
+compares_signatures_walker(Node *node, void *context)
+{
+	Oid			funcid = InvalidOid;
+
+	if (node == NULL)
+		return false;
+	if (IsA(node, OpExpr))
+		funcid = ((OpExpr *) node)->opfuncid;
+	else if (IsA(node, FuncExpr))
+		funcid = ((FuncExpr *) node)->funcid;
+	if (IsA(node, OpExpr) && !OidIsValid(funcid))
+		funcid = get_opcode(((OpExpr *) node)->opno);
+	if (OidIsValid(funcid) &&
+		(mh_is_own_c_function(funcid, "minhash_similar", 2) ||
+		 mh_is_own_c_function(funcid, "minhash_similar_t", 3) ||
+		 mh_is_own_c_function(funcid, "minhash_similar_query", 2)))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, MH_WALKER(compares_signatures_walker), context, 0);
+	return expression_tree_walker(node, MH_WALKER(compares_signatures_walker), context);
+}
+
+/*
+ * Citus distributes a join of two distributed tables only on their
+ * distribution columns; on a similarity condition it refuses with "complex
+ * joins are only supported ..." and no way out. For a query comparing
+ * signatures, that error gets a hint with the forms Citus does run.
+ */
+static PlannedStmt *
+plan_with_join_hint(Query *parse, const char *query_string, int cursorOptions,
+					ParamListInfo boundParams)
+{
+	PlannedStmt *volatile result = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_CATCH();
+	{
+		MemoryContext errcxt = MemoryContextSwitchTo(cxt);
+		ErrorData  *edata = CopyErrorData();
+
+		if (edata->sqlerrcode != ERRCODE_FEATURE_NOT_SUPPORTED || edata->hint != NULL ||
+			edata->message == NULL ||
+			strncmp(edata->message, "complex joins are only supported", 32) != 0)
+		{
+			MemoryContextSwitchTo(errcxt);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		edata->hint = pstrdup("Citus joins two distributed tables only on their distribution columns, not on a similarity condition. "
+							  "Put one side's signatures in a reference table or a materialized CTE "
+							  "(WITH q AS MATERIALIZED (SELECT ...) ... JOIN q ON ...), which Citus sends to every shard; "
+							  "for the similar pairs within one table, use minhash_similar_pairs.");
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return result;
+}
+
 typedef struct RewriteContext
 {
 	MhThresholdRewrite threshold;
@@ -157,15 +225,26 @@ citus_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	RewriteContext ctx;
 	PlannedStmt *result;
+	bool		hint = false;
 
 	memset(&ctx, 0, sizeof(ctx));
 	/* only in a database with Citus, for a query that reads a Citus table */
-	if (mh_citus_installed() &&
-		uses_rewritten_walker((Node *) parse, NULL) &&
-		reads_citus_walker((Node *) parse, NULL))
-		parse = query_tree_mutator(parse, MH_MUTATOR(rewrite_mutator), &ctx, 0);
+	if (mh_citus_installed())
+	{
+		bool		rewrite = uses_rewritten_walker((Node *) parse, NULL);
+		bool		compares = compares_signatures_walker((Node *) parse, NULL);
 
-	if (prev_planner_hook)
+		if ((rewrite || compares) && reads_citus_walker((Node *) parse, NULL))
+		{
+			if (rewrite)
+				parse = query_tree_mutator(parse, MH_MUTATOR(rewrite_mutator), &ctx, 0);
+			hint = compares;
+		}
+	}
+
+	if (hint)
+		result = plan_with_join_hint(parse, query_string, cursorOptions, boundParams);
+	else if (prev_planner_hook)
 		result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
 		result = standard_planner(parse, query_string, cursorOptions, boundParams);

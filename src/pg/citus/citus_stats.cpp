@@ -247,3 +247,66 @@ mh_citus_lsh_stats(FunctionCallInfo fcinfo, Datum *result)
 	*result = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	return true;
 }
+
+/*
+ * minhash_lsh_recall of a Citus table's index: the shell index never holds a
+ * signature, so its answer would be NULL. The shards' indexes share their
+ * parameters, so the recall of any shard's index that holds a signature is
+ * the table's: each worker answers with its first such shard, by
+ * minhash_lsh_recall itself (SELECT on the table suffices, as on one
+ * server; the shards inherit the table's grants). Returns the rows
+ * "(similarity,recall,depth)" joined by ';', or NULL if no shard holds a
+ * signature yet.
+ */
+char *
+mh_citus_shard_recall(Oid relid, Oid indexoid, Oid ext_namespace, double threshold)
+{
+	List	   *shards = mh_citus_shards(relid, indexoid);
+	const char *recall_fn = quote_qualified_identifier(get_namespace_name(ext_namespace),
+													   "minhash_lsh_recall");
+	int			nnodes = 0;
+	char	  **nodes = (char **) palloc(sizeof(char *) * Max(list_length(shards), 1));
+	int32	   *ports = (int32 *) palloc(sizeof(int32) * Max(list_length(shards), 1));
+	StringInfoData *lists = (StringInfoData *) palloc(sizeof(StringInfoData) * Max(list_length(shards), 1));
+	char	  **commands;
+	char	  **results;
+	ListCell   *lc;
+
+	refuse_if_locked_here(relid, get_rel_name(relid));
+	refuse_if_locked_here(indexoid, get_rel_name(indexoid));
+	if (shards == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" has no shards", get_rel_name(relid))));
+	foreach(lc, shards)
+	{
+		MhCitusShard *s = (MhCitusShard *) lfirst(lc);
+		int			i;
+
+		for (i = 0; i < nnodes; i++)
+			if (ports[i] == s->nodeport && strcmp(nodes[i], s->nodename) == 0)
+				break;
+		if (i == nnodes)
+		{
+			nodes[i] = s->nodename;
+			ports[i] = s->nodeport;
+			initStringInfo(&lists[i]);
+			nnodes++;
+		}
+		appendStringInfo(&lists[i], "%s%s", lists[i].len > 0 ? "," : "",
+						 quote_literal_cstr(s->index_name));
+	}
+	commands = (char **) palloc(sizeof(char *) * nnodes);
+	for (int i = 0; i < nnodes; i++)
+		commands[i] = psprintf("SELECT (SELECT pg_catalog.string_agg(r::pg_catalog.text, ';' ORDER BY r.similarity)"
+							   "  FROM %s(i.idx, '%.17g') r)"
+							   " FROM pg_catalog.unnest(ARRAY[%s]::pg_catalog.regclass[]) WITH ORDINALITY i(idx, n)"
+							   " WHERE EXISTS (SELECT FROM %s(i.idx, '%.17g') r WHERE r.depth IS NOT NULL)"
+							   " ORDER BY i.n LIMIT 1",
+							   recall_fn, threshold, lists[i].data, recall_fn, threshold);
+	results = mh_citus_run_on_nodes(nnodes, nodes, ports, commands);
+	for (int i = 0; i < nnodes; i++)
+		if (results[i][0] != '\0')
+			return results[i];
+	return NULL;
+}

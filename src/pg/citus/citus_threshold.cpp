@@ -8,7 +8,8 @@
  * citus.propagate_set_commands = 'local'), so a query on a distributed table
  * would silently filter at another threshold than the session's. The
  * planner hook (citus_planner.cpp) replaces, in a query that reads a Citus
- * table, every `a % b` by minhash_similar(a, b, <the session's threshold>) --
+ * table, every `a % b` (and minhash_similar(a, b), its function called by
+ * name) by minhash_similar(a, b, <the session's threshold>) --
  * the IMMUTABLE form, which Citus ships as it is and whose support function
  * makes it an lsh index condition on each shard (lsh_support.cpp).
  *
@@ -82,6 +83,9 @@ mh_citus_is_threshold_op(Node *node)
 	if (IsA(node, ScalarArrayOpExpr))
 		return is_threshold_function(op_function(((ScalarArrayOpExpr *) node)->opfuncid,
 												 ((ScalarArrayOpExpr *) node)->opno));
+	/* the function of `%` called by name, minhash_similar(a, b): the same setting */
+	if (IsA(node, FuncExpr))
+		return is_threshold_function(((FuncExpr *) node)->funcid);
 	return false;
 }
 
@@ -112,8 +116,10 @@ threshold_form(Oid funcid)
 Node *
 mh_citus_threshold_call(Node *node, MhThresholdRewrite *rw)
 {
-	OpExpr	   *op = (OpExpr *) node;
 	Oid			fn;
+	List	   *fargs;
+	Oid			inputcollid;
+	int			location;
 	FuncExpr   *call;
 	List	   *args;
 
@@ -122,7 +128,24 @@ mh_citus_threshold_call(Node *node, MhThresholdRewrite *rw)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("operator %% with ANY or ALL is not supported in a query on a Citus table"),
 				 errhint("Write minhash_similar(sig, query, threshold) for each query signature, or join with the query signatures.")));
-	fn = op_function(op->opfuncid, op->opno);
+	if (IsA(node, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) node;
+
+		fn = f->funcid;
+		fargs = f->args;
+		inputcollid = f->inputcollid;
+		location = f->location;
+	}
+	else
+	{
+		OpExpr	   *op = (OpExpr *) node;
+
+		fn = op_function(op->opfuncid, op->opno);
+		fargs = op->args;
+		inputcollid = op->inputcollid;
+		location = op->location;
+	}
 	if (!rw->have_threshold)
 	{
 		/* the setting as it is now (an error if a rejected value is pending, as % would raise) */
@@ -134,12 +157,12 @@ mh_citus_threshold_call(Node *node, MhThresholdRewrite *rw)
 		rw->function = fn;
 		rw->function_t = threshold_form(fn);
 	}
-	args = list_copy(op->args);
+	args = list_copy(fargs);
 	args = lappend(args, makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
 								   Float8GetDatum(rw->threshold), false, FLOAT8PASSBYVAL));
-	call = makeFuncExpr(rw->function_t, BOOLOID, args, InvalidOid, op->inputcollid,
+	call = makeFuncExpr(rw->function_t, BOOLOID, args, InvalidOid, inputcollid,
 						COERCE_EXPLICIT_CALL);
-	call->location = op->location;
+	call->location = location;
 	return (Node *) call;
 }
 

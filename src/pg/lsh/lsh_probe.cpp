@@ -31,6 +31,7 @@
 
 #include <algorithm>
 
+#include "pg/citus/citus.h"
 #include "pg/lsh/lsh.h"
 
 extern "C" {
@@ -247,6 +248,47 @@ recall_params(Oid indexoid, LshIndexParams *params)
 }
 
 /*
+ * The index of a Citus table is an empty shell on this node: the recall is
+ * that of its shards' indexes (citus_stats.cpp), in the same rows. False
+ * for any other table.
+ */
+static bool
+citus_recall(FunctionCallInfo fcinfo, double t)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+	char	   *rows;
+	char	   *p;
+
+	if (mh_citus_table_method(heapoid) == 0)
+		return false;
+	rows = mh_citus_shard_recall(heapoid, indexoid, get_func_namespace(fcinfo->flinfo->fn_oid), t);
+	for (p = rows; p != NULL;)
+	{
+		char	   *semi = strchr(p, ';');
+		double		similarity;
+		double		recall;
+		int			depth;
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		if (semi != NULL)
+			*semi = '\0';
+		if (sscanf(p, "(%lf,%lf,%d)", &similarity, &recall, &depth) != 3)
+			elog(ERROR, "unexpected minhash_lsh_recall row from a shard of \"%s\": \"%s\"",
+				 get_rel_name(heapoid), p);
+		values[0] = Float8GetDatum(similarity);
+		values[1] = Float8GetDatum(recall);
+		values[2] = Int32GetDatum(depth);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		p = semi != NULL ? semi + 1 : NULL;
+	}
+	/* no shard holds a signature yet: the rows of an empty index */
+	return rows != NULL;
+}
+
+/*
  * minhash_lsh_recall(index, threshold): the probability that a probe at the
  * threshold (a % scan, minhash_similar_pairs, minhash_clusters,
  * minhash_match) finds a pair of similarity J, for J = t, t + 0.05 and
@@ -275,6 +317,8 @@ minhash_lsh_recall(PG_FUNCTION_ARGS)
 				 errhint("NULL (the default) uses minhash.similarity_threshold.")));
 	recall_params(PG_GETARG_OID(0), &params);
 	InitMaterializedSRF(fcinfo, 0);
+	if (params.num_perm == 0 && citus_recall(fcinfo, t))
+		PG_RETURN_NULL();
 	depth = params.num_perm > 0 ? lsh_probe_depth(&params, t) : 0;
 	for (int i = 0; i <= 2; i++)
 	{
