@@ -172,6 +172,7 @@ void		lsh_meta_params(const LshMetaPageData *meta, LshIndexParams *params);
 bool		lsh_choose_bands(const LshMetaPageData *meta, int num_perm, int *bands, int *rows,
 							 double *threshold);
 void		lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int width);
+bool		lsh_signature_matches(const LshIndexParams *params, const MinHashSig *sig);
 void		lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 								const char *what);
 void		lsh_band_keys(const LshIndexParams *params, const uint32 *values, uint32 *keys);

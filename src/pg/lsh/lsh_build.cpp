@@ -197,6 +197,16 @@ lsh_build_flush_data(LshBuildState *st)
 	st->nentries += (int64) count * st->params.bands;
 }
 
+/* st->meta holds the index's parameters: derive the rest of the build's state */
+static void
+lsh_build_params_ready(LshBuildState *st, MemoryContext cxt)
+{
+	lsh_meta_params(&st->meta, &st->params);
+	st->pagekeys = (uint32 *) MemoryContextAlloc(cxt, sizeof(uint32) *
+												 st->params.bands * st->params.slots_per_page);
+	st->have_params = true;
+}
+
 void
 lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   bool tupleIsAlive, void *state)
@@ -215,15 +225,30 @@ lsh_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	sig = DatumGetMinHashSig(values[0]);
 	if (!st->have_params)
 	{
-		lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig),
-						   MinHashSigWidth(sig));
 		/* parallel: the first participant's parameters are everyone's */
-		if (st->shared)
-			lsh_shared_adopt_params(st);
-		lsh_meta_params(&st->meta, &st->params);
-		st->pagekeys = (uint32 *) MemoryContextAlloc(oldcxt, sizeof(uint32) *
-													 st->params.bands * st->params.slots_per_page);
-		st->have_params = true;
+		if (st->shared == NULL || !lsh_shared_take_params(st))
+		{
+			lsh_resolve_params(&st->meta, sig->num_perm, sig->seed, MinHashSigFamily(sig),
+							   MinHashSigWidth(sig));
+			if (st->shared)
+				lsh_shared_adopt_params(st);
+		}
+		lsh_build_params_ready(st, oldcxt);
+	}
+
+	/*
+	 * A row version that some snapshot may still see but that is deleted or
+	 * replaced (tupleIsAlive false: the old versions of an UPDATE that
+	 * changed the signatures' family, k, seed or width, while any
+	 * transaction is open) is indexed only if it matches. One that does not
+	 * cannot satisfy a scan of this index, whose query must match it, so
+	 * leaving it out loses no answer; indexing it would fail the build.
+	 */
+	if (!tupleIsAlive && !lsh_signature_matches(&st->params, sig))
+	{
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(st->tmpctx);
+		return;
 	}
 	lsh_check_signature(index, &st->params, sig, "signature");
 
@@ -484,6 +509,80 @@ lsh_build_internal(LshBuildState *st, LshLevel *leaves, uint16 *height)
 	return cur.data[0].value;
 }
 
+
+/* The first live row's signature parameters (lsh_build_live_params) */
+typedef struct LshFirstLive
+{
+	bool		found;
+	int			num_perm;
+	uint64		seed;
+	int			family;
+	int			width;
+} LshFirstLive;
+
+static void
+first_live_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+					bool tupleIsAlive, void *state)
+{
+	LshFirstLive *fl = (LshFirstLive *) state;
+	MinHashSig *sig;
+
+	if (fl->found || isnull[0] || !tupleIsAlive)
+		return;
+	sig = DatumGetMinHashSig(values[0]);
+	fl->num_perm = sig->num_perm;
+	fl->seed = sig->seed;
+	fl->family = MinHashSigFamily(sig);
+	fl->width = MinHashSigWidth(sig);
+	fl->found = true;
+}
+
+/*
+ * A build (not CONCURRENTLY) also indexes row versions that are deleted or
+ * replaced but may still be seen by some snapshot, and they come first in
+ * the table: an UPDATE writes the new versions after them. The index takes
+ * its parameters from the first live row instead, so that the old versions
+ * of an UPDATE that changed the signatures (another family, k or width) do
+ * not decide them. The table is read from its start in growing block ranges
+ * (1, 2, 4, ... up to 1024 blocks) until a live row is met: a few blocks,
+ * unless many old versions precede it. Without a live row, the first row
+ * indexed decides, as before; so it does for an expression index.
+ */
+static void
+lsh_build_live_params(LshBuildState *st, Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	LshFirstLive fl = {};
+	BlockNumber nblocks;
+	BlockNumber start = 0;
+	BlockNumber len = 1;
+
+	if (indexInfo->ii_Concurrent)
+		return;					/* its snapshot shows live rows only */
+	/*
+	 * An expression (minhash(body, ...)) gives the old versions signatures
+	 * of the same kind as the live ones; only a column keeps older kinds.
+	 * (Nor does the leader then run the expression, which a parallel build
+	 * leaves to its participants.)
+	 */
+	if (indexInfo->ii_IndexAttrNumbers[0] == 0)
+		return;
+	nblocks = RelationGetNumberOfBlocks(heap);
+	while (start < nblocks && !fl.found)
+	{
+		BlockNumber n = Min(len, nblocks - start);
+
+		CHECK_FOR_INTERRUPTS();
+		table_index_build_range_scan(heap, index, indexInfo, false, false, false, start, n,
+									 first_live_callback, &fl, NULL);
+		start += n;
+		len = Min(len * 2, 1024);
+	}
+	if (!fl.found)
+		return;
+	lsh_resolve_params(&st->meta, fl.num_perm, fl.seed, fl.family, fl.width);
+	lsh_build_params_ready(st, CurrentMemoryContext);
+}
+
 IndexBuildResult *
 lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 {
@@ -525,8 +624,9 @@ lshbuild(Relation heap, Relation index, struct IndexInfo *indexInfo)
 	lsh_build_write(st, (Page) metabuf.data, LSH_METAPAGE_BLKNO, false);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSH_PHASE_SCAN);
+	lsh_build_live_params(st, heap, index, indexInfo);
 	/* parallel workers if plan_create_index_workers grants some and they start */
-	leader = lsh_parallel_begin(heap, index, indexInfo, &st->meta);
+	leader = lsh_parallel_begin(heap, index, indexInfo, &st->meta, st->have_params);
 	if (leader != NULL)
 		reltuples = lsh_parallel_scan(leader, st, indexInfo);
 	else

@@ -84,11 +84,12 @@ void		lsh_build_wal_flush(LshBuildWal *batch);
 
 /* lsh_build_parallel.cpp */
 LshBuildLeader *lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
-								   const LshMetaPageData *meta);
+								   const LshMetaPageData *meta, bool have_params);
 double		lsh_parallel_scan(LshBuildLeader *leader, LshBuildState *st, IndexInfo *indexInfo);
 void		lsh_parallel_end(LshBuildLeader *leader);
 /* called by the parallel build as a participant (lsh_build_parallel.cpp) */
 void		lsh_shared_adopt_params(LshBuildState *st);
+bool		lsh_shared_take_params(LshBuildState *st);
 void		lsh_shared_free_push(LshBuildShared *shared, Page page, BlockNumber blkno);
 bool		lsh_shared_use_wal(LshBuildShared *shared);
 extern "C" PGDLLEXPORT void lsh_parallel_build_main(dsm_segment *seg, shm_toc *toc);

@@ -121,6 +121,29 @@ lsh_shared_adopt_params(LshBuildState *st)
 	SpinLockRelease(&shared->mutex);
 }
 
+/*
+ * Take the published parameters if there are some (the leader's, found before
+ * the scan, or another participant's): true if st->meta now holds them.
+ */
+bool
+lsh_shared_take_params(LshBuildState *st)
+{
+	LshBuildShared *shared = st->shared;
+	bool		known;
+
+	SpinLockAcquire(&shared->mutex);
+	known = shared->have_params;
+	if (known)
+	{
+		uint64		nslots = st->meta.nslots;
+
+		st->meta = shared->meta;
+		st->meta.nslots = nslots;
+	}
+	SpinLockRelease(&shared->mutex);
+	return known;
+}
+
 /* Link a participant's partly filled data page (about to be written at blkno) into the free list. */
 void
 lsh_shared_free_push(LshBuildShared *shared, Page page, BlockNumber blkno)
@@ -254,7 +277,8 @@ lsh_parallel_cleanup(ParallelContext *pcxt, Snapshot snapshot)
  * started. meta: the metapage as initialised, with the options.
  */
 LshBuildLeader *
-lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const LshMetaPageData *meta)
+lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const LshMetaPageData *meta,
+				   bool have_params)
 {
 	int			request;
 	bool		leaderparticipates = parallel_leader_participation;
@@ -323,7 +347,8 @@ lsh_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo, const Ls
 	shared->scantuplesortstates = scantuplesortstates;
 	SpinLockInit(&shared->mutex);
 	shared->meta = *meta;
-	shared->have_params = false;
+	/* known before the scan when the leader found a live row (lsh_build_live_params) */
+	shared->have_params = have_params;
 	shared->free_head = InvalidBlockNumber;
 	table_parallelscan_initialize(heap, LshSharedScan(shared), snapshot);
 

@@ -226,6 +226,14 @@ lsh_resolve_params(LshMetaPage meta, int num_perm, uint64 seed, int family, int 
 	}
 }
 
+/* Whether lsh_check_signature would take sig */
+bool
+lsh_signature_matches(const LshIndexParams *params, const MinHashSig *sig)
+{
+	return MinHashSigFamily(sig) == params->family && sig->num_perm == params->num_perm &&
+		sig->seed == params->seed && MinHashSigWidth(sig) == params->sig_width;
+}
+
 void
 lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashSig *sig,
 					const char *what)
