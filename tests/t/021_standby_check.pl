@@ -6,7 +6,8 @@
 # knows. Those are not damage, and the check must not list them: a pass
 # whose problems coincide with replay changing the index (a page LSN past
 # where replay stood when it began) is run again, and a check that never
-# gets a quiet pass fails with 55000 rather than report problems.
+# gets a quiet pass fails with 55000 rather than report problems. With
+# replay idle, the standby's check still reports damage.
 use strict;
 use warnings;
 
@@ -95,6 +96,32 @@ for my $index ('t_idx', 'tf_idx')
 my $stats = q{SELECT live_rows, entries, pending_rows FROM minhash_lsh_stats('tf_idx')};
 is($standby->safe_psql('postgres', $stats), $primary->safe_psql('postgres', $stats),
 	'the standby replayed the same index');
+
+# and with replay idle the standby's check still sees damage: a byte of a
+# leaf's first entry flipped in the standby's copy (after a checkpoint, so
+# that restarting the standby replays nothing over it)
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $file = $standby->data_dir . '/' . $standby->safe_psql('postgres', "SELECT pg_relation_filepath('t_idx')");
+$standby->stop;
+my $leaf;
+open(my $ifh, '+<', $file) or die "open $file: $!";
+binmode $ifh;
+for (my $blk = 1; !defined $leaf; $blk++)
+{
+	seek($ifh, $blk * 8192, 0) or die "seek: $!";
+	read($ifh, my $page, 8192) == 8192 or die "no leaf in $file";
+	# the special space: low, high, next (4 bytes each), count and level (2 each), flags, page id
+	my ($flags, $page_id) = unpack('S S', substr($page, 8192 - 24 + 16, 4));
+	next unless $page_id == 0xFF8C && ($flags & 0xF) == 0x8;
+	$leaf = $blk;
+	seek($ifh, $blk * 8192 + 24, 0) or die "seek: $!";
+	print $ifh chr(ord(substr($page, 24, 1)) ^ 0xFF);
+}
+close $ifh;
+$standby->start;
+like($standby->safe_psql('postgres', "SELECT string_agg(problem, E'\\n') FROM minhash_lsh_check('t_idx')"),
+	qr/entry|lacks/, "replay idle: the standby's check reports a flipped byte of leaf $leaf");
 
 $standby->stop;
 $primary->stop;
