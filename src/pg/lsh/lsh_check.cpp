@@ -46,6 +46,7 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/index.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
@@ -84,6 +85,7 @@ typedef struct LshChecker
 	Relation	heap;
 	ReturnSetInfo *rsinfo;
 	int64		nproblems;
+	MemoryContext cxt;			/* the pass's memory */
 	HTAB	   *listed;			/* the problems listed, each once */
 	LshMetaPageData meta;
 	LshIndexParams params;
@@ -130,7 +132,9 @@ problem(LshChecker *c, const char *fmt,...)
 
 		ctl.keysize = sizeof(buf);
 		ctl.entrysize = sizeof(buf);
-		c->listed = hash_create("minhash_lsh_check problems", 256, &ctl, HASH_ELEM | HASH_STRINGS);
+		ctl.hcxt = c->cxt;
+		c->listed = hash_create("minhash_lsh_check problems", 256, &ctl,
+								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
 	if (c->nproblems < LSH_MAX_PROBLEMS)
 	{
@@ -817,80 +821,171 @@ check_pending(LshChecker *c)
 	check_pending_keys(c);
 }
 
+/*
+ * One pass of every check over c->index, listing problems into the result.
+ * The caller has opened the index and its table and taken c->snapshot.
+ */
+static void
+check_index(LshChecker *c, bool heapallindexed)
+{
+	uint64		nallocated = 0;
+	BlockNumber nfreelisted = 0;
+
+	c->nblocks = RelationGetNumberOfBlocks(c->index);
+	if (c->nblocks == 0)
+		problem(c, "the index has no metapage");
+	else if (check_meta(c))
+	{
+		if (heapallindexed)
+			c->heapcheck = lsh_heapcheck_begin(c->heap, c->index, c->snapshot, &c->params);
+		c->ptype = (uint8 *) palloc_extended(c->nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		c->visited = (bool *) palloc_extended(c->nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		c->damaged = (bool *) palloc_extended(c->nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		if (c->meta.num_perm > 0)
+		{
+			/* the pair sorts spill to disk beyond maintenance_work_mem */
+			int			sortmem = maintenance_work_mem;
+
+			c->nrowids = (uint64) c->nblocks * c->params.slots_per_page;
+			c->slotstate = (uint8 *) palloc_extended(c->nrowids, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			c->missing = (uint16 *) palloc_extended(c->nrowids * sizeof(uint16), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			c->keys = (uint32 *) palloc(sizeof(uint32) * c->params.bands);
+			c->actual = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											  sortmem, NULL, TUPLESORT_NONE);
+		}
+		check_pages(c, &nallocated, &nfreelisted);
+		if (c->meta.num_perm > 0)
+		{
+			check_free_list(c, nfreelisted);
+			check_tree(c);
+			for (BlockNumber b = LSH_METAPAGE_BLKNO + 1; b < c->nblocks; b++)
+			{
+				if ((c->ptype[b] == PT_LEAF || c->ptype[b] == PT_INTERNAL) && !c->visited[b])
+					problem(c, "block %u: tree page not reachable from the root", b);
+			}
+			check_pairs(c);
+			tuplesort_end(c->actual);
+			check_pending(c);
+			check_rows(c, nallocated);
+		}
+		/* also without parameters: then no row may be visible with a signature */
+		if (c->heapcheck != NULL)
+			lsh_heapcheck_finish(c->heapcheck, report_problem, c);
+	}
+}
+
+/*
+ * Whether WAL replay has changed the index since it had replayed up to
+ * start: a page it changed carries the LSN of a later record, and pages it
+ * added lie beyond nblocks. Page LSNs only grow, so one read of every page
+ * after the passes tells whether any page they read may have changed under
+ * them.
+ */
+static bool
+replay_changed_index(Relation index, XLogRecPtr start, BlockNumber nblocks)
+{
+	BlockNumber now = RelationGetNumberOfBlocks(index);
+
+	if (now != nblocks)
+		return true;
+	for (BlockNumber blkno = 0; blkno < now; blkno++)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		XLogRecPtr	lsn;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		lsn = PageGetLSN(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+		if (lsn > start)
+			return true;
+	}
+	return false;
+}
+
+/* checks of an index that replay kept changing, before the check gives up */
+#define LSH_CHECK_STANDBY_ATTEMPTS 10
+
 extern "C" Datum
 minhash_lsh_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	bool		heapallindexed = PG_GETARG_BOOL(1);
-	LshChecker	c;
-	uint64		nallocated = 0;
-	BlockNumber nfreelisted = 0;
-	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+	bool		standby = RecoveryInProgress();
+	LOCKMODE	lockmode = standby ? AccessShareLock : ShareLock;
+	ReturnSetInfo *rsinfo;
+	Relation	index;
+	Relation	heap;
+	MemoryContext attempt_cxt;
+	int			attempt;
 
 	mh_citus_refuse_shell_index(indexoid, "minhash_lsh_check");
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	memset(&c, 0, sizeof(c));
-	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	c.index = lsh_open_owned(indexoid, lockmode, &c.heap, "minhash_lsh_check");
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	index = lsh_open_owned(indexoid, lockmode, &heap, "minhash_lsh_check");
+	attempt_cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash_lsh_check", ALLOCSET_DEFAULT_SIZES);
+
 	/*
-	 * For heap visibility. A row it sees was written by a statement that
-	 * has ended (its transaction committed before the snapshot), and such a
-	 * statement held RowExclusiveLock on the index from executor start to
-	 * end, so its entries are in. On a standby it is taken before the
-	 * passes over the index: entries are replayed before the commit record.
+	 * On a primary the ShareLock keeps writers out: one pass. On a hot
+	 * standby WAL replay changes the index under the passes (it takes no
+	 * relation lock), and pages read before and after a replayed insert,
+	 * split or VACUUM disagree: entries naming slots of pages added since
+	 * the block count was read, a free list caught half-way. So there the
+	 * problems of a pass count only if replay changed nothing in the index
+	 * meanwhile; otherwise they are dropped and the check runs again, and
+	 * after LSH_CHECK_STANDBY_ATTEMPTS such passes it gives up with an
+	 * error rather than list what it cannot tell from damage. A pass that
+	 * finds nothing is taken as it is.
 	 */
-	c.snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	c.nblocks = RelationGetNumberOfBlocks(c.index);
-	if (c.nblocks == 0)
-		problem(&c, "the index has no metapage");
-	else if (check_meta(&c))
+	for (attempt = 1;; attempt++)
 	{
-		if (heapallindexed)
-			c.heapcheck = lsh_heapcheck_begin(c.heap, c.index, c.snapshot, &c.params);
-		c.ptype = (uint8 *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		c.visited = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		c.damaged = (bool *) palloc_extended(c.nblocks, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		if (c.meta.num_perm > 0)
-		{
-			/* the pair sorts spill to disk beyond maintenance_work_mem */
-			int			sortmem = maintenance_work_mem;
+		LshChecker	c;
+		XLogRecPtr	start = standby ? GetXLogReplayRecPtr(NULL) : InvalidXLogRecPtr;
+		MemoryContext old = MemoryContextSwitchTo(attempt_cxt);
+		bool		changed;
 
-			c.nrowids = (uint64) c.nblocks * c.params.slots_per_page;
-			c.slotstate = (uint8 *) palloc_extended(c.nrowids, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			c.missing = (uint16 *) palloc_extended(c.nrowids * sizeof(uint16), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			c.keys = (uint32 *) palloc(sizeof(uint32) * c.params.bands);
-			c.actual = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-											 sortmem, NULL, TUPLESORT_NONE);
-		}
-		check_pages(&c, &nallocated, &nfreelisted);
-		if (c.meta.num_perm > 0)
+		memset(&c, 0, sizeof(c));
+		c.rsinfo = rsinfo;
+		c.cxt = attempt_cxt;
+		c.index = index;
+		c.heap = heap;
+		/*
+		 * For heap visibility. A row it sees was written by a statement that
+		 * has ended (its transaction committed before the snapshot), and such
+		 * a statement held RowExclusiveLock on the index from executor start
+		 * to end, so its entries are in. On a standby it is taken before the
+		 * passes over the index (entries are replayed before the commit
+		 * record), and taken again for each pass.
+		 */
+		c.snapshot = RegisterSnapshot(standby ? GetLatestSnapshot() : GetTransactionSnapshot());
+		check_index(&c, heapallindexed);
+		UnregisterSnapshot(c.snapshot);
+		changed = standby && c.nproblems > 0 && replay_changed_index(index, start, c.nblocks);
+		if (!changed && c.nproblems > LSH_MAX_PROBLEMS)
 		{
-			check_free_list(&c, nfreelisted);
-			check_tree(&c);
-			for (BlockNumber b = LSH_METAPAGE_BLKNO + 1; b < c.nblocks; b++)
-			{
-				if ((c.ptype[b] == PT_LEAF || c.ptype[b] == PT_INTERNAL) && !c.visited[b])
-					problem(&c, "block %u: tree page not reachable from the root", b);
-			}
-			check_pairs(&c);
-			tuplesort_end(c.actual);
-			check_pending(&c);
-			check_rows(&c, nallocated);
-		}
-		/* also without parameters: then no row may be visible with a signature */
-		if (c.heapcheck != NULL)
-			lsh_heapcheck_finish(c.heapcheck, report_problem, &c);
-	}
-	if (c.nproblems > LSH_MAX_PROBLEMS)
-	{
-		Datum		value = CStringGetTextDatum(psprintf("... and %lld more problems",
-														 (long long) (c.nproblems - LSH_MAX_PROBLEMS)));
-		bool		isnull = false;
+			Datum		value = CStringGetTextDatum(psprintf("... and %lld more problems",
+															 (long long) (c.nproblems - LSH_MAX_PROBLEMS)));
+			bool		isnull = false;
 
-		tuplestore_putvalues(c.rsinfo->setResult, c.rsinfo->setDesc, &value, &isnull);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(attempt_cxt);
+		if (!changed)
+			break;
+		tuplestore_clear(rsinfo->setResult);
+		if (attempt == LSH_CHECK_STANDBY_ATTEMPTS)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not check index \"%s\": WAL replay changed it during each of %d checks",
+							RelationGetRelationName(index), attempt),
+					 errhint("Check it on the primary, or on this standby when replay is quieter.")));
+		/* let replay get ahead before the next pass */
+		pg_usleep(10000L * attempt);
+		CHECK_FOR_INTERRUPTS();
 	}
-	UnregisterSnapshot(c.snapshot);
-	index_close(c.index, lockmode);
-	table_close(c.heap, AccessShareLock);
+	MemoryContextDelete(attempt_cxt);
+	index_close(index, lockmode);
+	table_close(heap, AccessShareLock);
 	return (Datum) 0;
 }

@@ -373,14 +373,17 @@ merge_into_tree(Relation index, const LshEntry *e, int n)
 	while (i < n)
 	{
 		LshMetaPage meta;
-		Buffer		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		Buffer		metabuf;
 		bool		has_low;
 		uint32		low;
-		BlockNumber leaf = lsh_find_leaf_keep_copy(index, meta, e[i].key, false, &has_low, &low);
+		BlockNumber leaf;
 		bool		descended = true;
 		int			skipped = 0;
 
+		/* before the metapage's lock: under a buffer lock interrupts are held off */
 		CHECK_FOR_INTERRUPTS();
+		metabuf = lsh_read_meta(index, BUFFER_LOCK_SHARE, &meta);
+		leaf = lsh_find_leaf_keep_copy(index, meta, e[i].key, false, &has_low, &low);
 		lsh_walk_chain(&w);
 		lsh_walk_expect_low(&w, has_low, low);
 		for (int run = 0;; run++)
@@ -624,8 +627,16 @@ merge_round(Relation index, Size budget)
 			lsh_corrupted(index, "pending list ends before its tail", last);
 	}
 
-	/* a crash from here to the unlink leaves entries of these rows in the tree */
-	if (!checked)
+	/*
+	 * A crash from here to the unlink leaves entries of these rows in the
+	 * tree: the mark must cover them. After an earlier merge stopped
+	 * half-way it covers the rows that merge read; a round that reads past
+	 * them (a larger budget) moves it to its own last page, or an
+	 * interrupted round would leave entries of rows beyond the mark, which
+	 * the next round to reach the mark clears, and a later one would add
+	 * them again.
+	 */
+	if (!checked || (upto_seen && last != upto_before))
 	{
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		state = GenericXLogStart(index);
