@@ -128,30 +128,20 @@ refuse_if_locked_here(Oid relid, const char *name)
 				 errhint("Run it after the transaction that truncated, altered or locked the table ends.")));
 }
 
-void
-mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace, MhCitusIndexStats *st)
+/*
+ * The shards' index names grouped by the node holding them: the nodes, their
+ * ports and, for each, its shards' index names as a list of SQL literals.
+ * Returns the number of nodes.
+ */
+static int
+group_by_node(List *shards, char ***nodes_out, int32 **ports_out, StringInfoData **lists_out)
 {
-	List	   *shards = mh_citus_shards(relid, indexoid);
-	const char *table = get_rel_name(relid);
-	const char *stats_fn = quote_qualified_identifier(get_namespace_name(ext_namespace),
-													  "minhash_lsh_stats");
 	int			nnodes = 0;
 	char	  **nodes = (char **) palloc(sizeof(char *) * Max(list_length(shards), 1));
 	int32	   *ports = (int32 *) palloc(sizeof(int32) * Max(list_length(shards), 1));
 	StringInfoData *lists = (StringInfoData *) palloc(sizeof(StringInfoData) * Max(list_length(shards), 1));
-	char	  **commands;
-	char	  **results;
 	ListCell   *lc;
 
-	memset(st, 0, sizeof(*st));
-	refuse_if_locked_here(relid, table);
-	refuse_if_locked_here(indexoid, get_rel_name(indexoid));
-	if (shards == NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table \"%s\" has no shards", table)));
-
-	/* the shards' index names, grouped by the node holding them */
 	foreach(lc, shards)
 	{
 		MhCitusShard *s = (MhCitusShard *) lfirst(lc);
@@ -170,6 +160,35 @@ mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace, MhCitusIndexSta
 		appendStringInfo(&lists[i], "%s%s", lists[i].len > 0 ? "," : "",
 						 quote_literal_cstr(s->index_name));
 	}
+	*nodes_out = nodes;
+	*ports_out = ports;
+	*lists_out = lists;
+	return nnodes;
+}
+
+void
+mh_citus_index_stats(Oid relid, Oid indexoid, Oid ext_namespace, MhCitusIndexStats *st)
+{
+	List	   *shards = mh_citus_shards(relid, indexoid);
+	const char *table = get_rel_name(relid);
+	const char *stats_fn = quote_qualified_identifier(get_namespace_name(ext_namespace),
+													  "minhash_lsh_stats");
+	int			nnodes;
+	char	  **nodes;
+	int32	   *ports;
+	StringInfoData *lists;
+	char	  **commands;
+	char	  **results;
+
+	memset(st, 0, sizeof(*st));
+	refuse_if_locked_here(relid, table);
+	refuse_if_locked_here(indexoid, get_rel_name(indexoid));
+	if (shards == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" has no shards", table)));
+
+	nnodes = group_by_node(shards, &nodes, &ports, &lists);
 	commands = (char **) palloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
 		commands[i] = psprintf("SELECT pg_catalog.string_agg(s::pg_catalog.text, ';')"
@@ -264,13 +283,12 @@ mh_citus_shard_recall(Oid relid, Oid indexoid, Oid ext_namespace, double thresho
 	List	   *shards = mh_citus_shards(relid, indexoid);
 	const char *recall_fn = quote_qualified_identifier(get_namespace_name(ext_namespace),
 													   "minhash_lsh_recall");
-	int			nnodes = 0;
-	char	  **nodes = (char **) palloc(sizeof(char *) * Max(list_length(shards), 1));
-	int32	   *ports = (int32 *) palloc(sizeof(int32) * Max(list_length(shards), 1));
-	StringInfoData *lists = (StringInfoData *) palloc(sizeof(StringInfoData) * Max(list_length(shards), 1));
+	int			nnodes;
+	char	  **nodes;
+	int32	   *ports;
+	StringInfoData *lists;
 	char	  **commands;
 	char	  **results;
-	ListCell   *lc;
 
 	refuse_if_locked_here(relid, get_rel_name(relid));
 	refuse_if_locked_here(indexoid, get_rel_name(indexoid));
@@ -278,24 +296,7 @@ mh_citus_shard_recall(Oid relid, Oid indexoid, Oid ext_namespace, double thresho
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" has no shards", get_rel_name(relid))));
-	foreach(lc, shards)
-	{
-		MhCitusShard *s = (MhCitusShard *) lfirst(lc);
-		int			i;
-
-		for (i = 0; i < nnodes; i++)
-			if (ports[i] == s->nodeport && strcmp(nodes[i], s->nodename) == 0)
-				break;
-		if (i == nnodes)
-		{
-			nodes[i] = s->nodename;
-			ports[i] = s->nodeport;
-			initStringInfo(&lists[i]);
-			nnodes++;
-		}
-		appendStringInfo(&lists[i], "%s%s", lists[i].len > 0 ? "," : "",
-						 quote_literal_cstr(s->index_name));
-	}
+	nnodes = group_by_node(shards, &nodes, &ports, &lists);
 	commands = (char **) palloc(sizeof(char *) * nnodes);
 	for (int i = 0; i < nnodes; i++)
 		commands[i] = psprintf("SELECT (SELECT pg_catalog.string_agg(r::pg_catalog.text, ';' ORDER BY r.similarity)"
