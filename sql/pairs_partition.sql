@@ -145,3 +145,19 @@ SELECT count(*) FROM minhash_similar_pairs('pp_only_idx', 'id', 0.5);
 \echo :LAST_ERROR_SQLSTATE
 DROP INDEX pp_only_idx;
 DROP TABLE pp, pp_r, pp_plain;
+
+-- partitions whose indexes hold signatures of different hash families:
+-- equal values of two families are not equal sets (jaccard() refuses
+-- them), so the pairs functions refuse the index rather than report a pair
+CREATE TABLE pf (id int NOT NULL, sig minhash) PARTITION BY LIST (id);
+CREATE TABLE pf_native PARTITION OF pf FOR VALUES IN (1);
+CREATE TABLE pf_oph PARTITION OF pf FOR VALUES IN (2);
+SELECT string_agg((g * 7919)::text, ',') AS v FROM generate_series(1, 128) g \gset
+INSERT INTO pf VALUES (1, ('1:[' || :'v' || ']')::minhash), (2, ('oph:1:[' || :'v' || ']')::minhash);
+CREATE INDEX pf_idx ON pf USING lsh (sig);
+SELECT * FROM minhash_similar_pairs('pf_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_clusters('pf_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT jaccard(a.sig, b.sig) FROM pf a, pf b WHERE a.id = 1 AND b.id = 2;
+DROP TABLE pf;

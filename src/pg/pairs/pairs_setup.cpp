@@ -693,6 +693,20 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 						   run->params.num_perm, (unsigned long long) run->params.seed,
 						   run->params.bands, run->params.rows),
 				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
+	else if (params.family != run->params.family)
+		/*
+		 * Equal values of two hash families are not equal sets: the band keys
+		 * of the two would meet by chance, and the pair be reported from
+		 * signatures jaccard() refuses to compare.
+		 */
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the partitions of lsh index \"%s\" do not share their parameters",
+						run->indexname),
+				 errdetail("Index \"%s\" holds %s signatures; another holds %s signatures.",
+						   RelationGetRelationName(index), minhash_family_name(params.family),
+						   minhash_family_name(run->params.family)),
+				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed.")));
 	else if (params.sig_width != run->params.sig_width || params.slot_width != run->params.slot_width)
 		/* band keys come from the slots' values: equal bands need equal widths */
 		ereport(ERROR,
