@@ -778,9 +778,20 @@ setup_partitions(PairsRun *run, Relation parentheap, Relation parentindex)
 		Relation	heap;
 		Relation	index;
 
+		Oid			heapoid;
+
 		if (get_rel_relkind(indexoid) != RELKIND_INDEX)
 			continue;			/* the parent, or a sub-partitioned table's index */
-		heap = table_open(IndexGetRelation(indexoid, false), AccessShareLock);
+		heapoid = IndexGetRelation(indexoid, false);
+		/*
+		 * A partition whose DETACH ... CONCURRENTLY is pending (or was
+		 * interrupted) is no longer among the table's partitions, as a SELECT
+		 * on the parent sees them, yet its index is still the parent index's
+		 * child: the answer follows the table.
+		 */
+		if (!list_member_oid(tables, heapoid))
+			continue;
+		heap = table_open(heapoid, AccessShareLock);
 		index = index_open(indexoid, AccessShareLock);
 		setup_part(run, &run->parts[n++], heap, index, false);
 	}
