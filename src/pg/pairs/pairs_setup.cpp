@@ -777,7 +777,6 @@ setup_partitions(PairsRun *run, Relation parentheap, Relation parentindex)
 		Oid			indexoid = lfirst_oid(lc);
 		Relation	heap;
 		Relation	index;
-
 		Oid			heapoid;
 
 		if (get_rel_relkind(indexoid) != RELKIND_INDEX)
