@@ -99,19 +99,6 @@ mh_is_own_c_function(Oid funcid, const char *symbol, int nargs)
 	return result;
 }
 
-/* Does the tree use `%` or minhash_agg? */
-static bool
-uses_rewritten_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (mh_citus_is_threshold_op(node) || (IsA(node, Aggref) && mh_citus_is_minhash_agg((Aggref *) node)))
-		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, MH_WALKER(uses_rewritten_walker), context, 0);
-	return expression_tree_walker(node, MH_WALKER(uses_rewritten_walker), context);
-}
-
 /* Does the query read a Citus table (at any level)? */
 static bool
 reads_citus_walker(Node *node, void *context)
@@ -130,29 +117,49 @@ reads_citus_walker(Node *node, void *context)
 	return expression_tree_walker(node, MH_WALKER(reads_citus_walker), context);
 }
 
-/*
- * Does the tree compare signatures (`%`, `%>=`, minhash_similar(a, b, t))? */
+/* Is the node a comparison of signatures (`%`, `%>=`, minhash_similar(a, b, t))? */
 static bool
-compares_signatures_walker(Node *node, void *context)
+compares_signatures(Node *node)
 {
 	Oid			funcid = InvalidOid;
 
-	if (node == NULL)
-		return false;
 	if (IsA(node, OpExpr))
+	{
 		funcid = ((OpExpr *) node)->opfuncid;
+		if (!OidIsValid(funcid))
+			funcid = get_opcode(((OpExpr *) node)->opno);
+	}
 	else if (IsA(node, FuncExpr))
 		funcid = ((FuncExpr *) node)->funcid;
-	if (IsA(node, OpExpr) && !OidIsValid(funcid))
-		funcid = get_opcode(((OpExpr *) node)->opno);
-	if (OidIsValid(funcid) &&
+	return OidIsValid(funcid) &&
 		(mh_is_own_c_function(funcid, "minhash_similar", 2) ||
 		 mh_is_own_c_function(funcid, "minhash_similar_t", 3) ||
-		 mh_is_own_c_function(funcid, "minhash_similar_query", 2)))
-		return true;
+		 mh_is_own_c_function(funcid, "minhash_similar_query", 2));
+}
+
+/* What the query holds that this hook acts on, found in one walk */
+typedef struct QueryUses
+{
+	bool		rewritten;		/* `%` or minhash_agg: rewritten for the shards */
+	bool		compares;		/* a comparison of signatures: a join on it gets a hint */
+} QueryUses;
+
+static bool
+query_uses_walker(Node *node, QueryUses *uses)
+{
+	if (node == NULL)
+		return false;
+	if (!uses->rewritten &&
+		(mh_citus_is_threshold_op(node) ||
+		 (IsA(node, Aggref) && mh_citus_is_minhash_agg((Aggref *) node))))
+		uses->rewritten = true;
+	if (!uses->compares && compares_signatures(node))
+		uses->compares = true;
+	if (uses->rewritten && uses->compares)
+		return true;			/* nothing left to find */
 	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, MH_WALKER(compares_signatures_walker), context, 0);
-	return expression_tree_walker(node, MH_WALKER(compares_signatures_walker), context);
+		return query_tree_walker((Query *) node, MH_WALKER(query_uses_walker), uses, 0);
+	return expression_tree_walker(node, MH_WALKER(query_uses_walker), uses);
 }
 
 /*
@@ -231,14 +238,14 @@ citus_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* only in a database with Citus, for a query that reads a Citus table */
 	if (mh_citus_installed())
 	{
-		bool		rewrite = uses_rewritten_walker((Node *) parse, NULL);
-		bool		compares = compares_signatures_walker((Node *) parse, NULL);
+		QueryUses	uses = {false, false};
 
-		if ((rewrite || compares) && reads_citus_walker((Node *) parse, NULL))
+		(void) query_uses_walker((Node *) parse, &uses);
+		if ((uses.rewritten || uses.compares) && reads_citus_walker((Node *) parse, NULL))
 		{
-			if (rewrite)
+			if (uses.rewritten)
 				parse = query_tree_mutator(parse, MH_MUTATOR(rewrite_mutator), &ctx, 0);
-			hint = compares;
+			hint = uses.compares;
 		}
 	}
 

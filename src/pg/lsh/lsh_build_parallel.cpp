@@ -96,6 +96,16 @@ struct LshBuildLeader
 	WalUsage   *walusage;
 };
 
+/* st->meta := the published parameters, keeping this participant's own slot count. Under mutex. */
+static void
+copy_published_params(LshBuildState *st, const LshBuildShared *shared)
+{
+	uint64		nslots = st->meta.nslots;
+
+	st->meta = shared->meta;
+	st->meta.nslots = nslots;
+}
+
 /*
  * The first participant to resolve parameters publishes them; later ones take
  * them (their own first signature is then checked against them as any other).
@@ -112,12 +122,7 @@ lsh_shared_adopt_params(LshBuildState *st)
 		shared->have_params = true;
 	}
 	else
-	{
-		uint64		nslots = st->meta.nslots;
-
-		st->meta = shared->meta;
-		st->meta.nslots = nslots;
-	}
+		copy_published_params(st, shared);
 	SpinLockRelease(&shared->mutex);
 }
 
@@ -134,12 +139,7 @@ lsh_shared_take_params(LshBuildState *st)
 	SpinLockAcquire(&shared->mutex);
 	known = shared->have_params;
 	if (known)
-	{
-		uint64		nslots = st->meta.nslots;
-
-		st->meta = shared->meta;
-		st->meta.nslots = nslots;
-	}
+		copy_published_params(st, shared);
 	SpinLockRelease(&shared->mutex);
 	return known;
 }
