@@ -13,7 +13,10 @@
 #                         in a cluster made by pg_createcluster. 15's full suite is
 #                         `make test` on the host.
 #   trixie    17          the package as above, then make, make install, pg_regress,
-#   sid       18          and the TAP suite against that server.
+#   sid       18          and the TAP suite against that server; in trixie also the
+#                         Python package's suite (make python-test) with Debian 13's
+#                         Python, NumPy, SQLAlchemy, Django and drivers, newer
+#                         than those `make test` uses on the host.
 #
 # The core tests (GoogleTest, sanitizers, fuzzer) do not run in the chroots:
 # src/core has no PostgreSQL headers, so its code and tests do not change with
@@ -75,8 +78,14 @@ free_port() {
     return 1
 }
 
+# The cached chroot keeps no pgminhash either.
+pip_uninstall_pgminhash() {
+    python3 -m pip uninstall -y -q --break-system-packages --root-user-action=ignore \
+        --disable-pip-version-check pgminhash
+}
+
 inside() {
-    local target=$1 major=$2 role=$3
+    local target=$1 major=$2 role=$3 python=$4
     cd /build/minhash
     export PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
     # install-deps.sh (called by `make deb`) then checks this major's packages,
@@ -122,6 +131,12 @@ inside() {
         taps+=("$t")
     done
     bash scripts/tap.sh "${taps[@]}"
+    if [ "$python" = yes ]; then
+        echo "== [$target] Python package (python/) =="
+        make python-install
+        make python-test
+        pip_uninstall_pgminhash
+    fi
     # Leave the cached chroot without the extension, so the next run's package
     # test starts from a server that does not have it.
     make uninstall >/dev/null
@@ -148,6 +163,7 @@ fi
 # target -> suite, PostgreSQL major, role
 declare -A MAJOR=([bookworm]=15 [trixie]=17 [sid]=18)
 declare -A ROLE=([bookworm]=package [trixie]=full [sid]=full)
+declare -A PYTHON=([bookworm]=no [trixie]=yes [sid]=no)
 prepare_only=0
 if [ "${1:-}" = --prepare ]; then prepare_only=1; shift; fi
 targets=("$@")
@@ -164,7 +180,7 @@ mirror=${MINHASH_DEBIAN_MIRROR:-$(cat /etc/apt/sources.list /etc/apt/sources.lis
 mirror=${mirror:-http://deb.debian.org/debian}
 
 packages_for() {
-    local major=$1 role=$2
+    local major=$1 role=$2 python=$3
     # What the package's Build-Depends name, plus the server to run it on.
     local p=(build-essential debhelper postgresql-server-dev-all
         "postgresql-server-dev-$major" libxxhash-dev libunistring-dev nettle-dev
@@ -172,6 +188,10 @@ packages_for() {
     # The test toolchain (pg_regress comes with the server, TAP needs IPC::Run,
     # the client example psycopg, 161_pending_upgrade git to build 1.1).
     [ "$role" = full ] && p+=(perl libipc-run-perl python3 python3-psycopg git)
+    # The Python package's build and its adapters' drivers and frameworks.
+    [ "$python" = yes ] && p+=(python3-dev python3-pip python3-setuptools python3-wheel
+        python3-pybind11 python3-numpy python3-pytest python3-psycopg2 python3-asyncpg
+        python3-sqlalchemy python3-django)
     echo "${p[@]}"
 }
 
@@ -228,7 +248,7 @@ prepare_chroot() {
     mount_chroot "$dir"
 
     local wanted
-    wanted=$(packages_for "$major" "$role")
+    wanted=$(packages_for "$major" "$role" "${PYTHON[$target]}")
     if [ "$(cat "$dir/.minhash-packages" 2>/dev/null)" != "$wanted" ]; then
         echo "== [$target] apt-get install $wanted =="
         local t0=$SECONDS
@@ -279,7 +299,7 @@ for t in "${targets[@]}"; do
     fi
     copy_source "$cache/$t"
     status=0
-    in_chroot "$cache/$t" bash /build/minhash/scripts/test-matrix.sh --inside "$t" "${MAJOR[$t]}" "${ROLE[$t]}" || status=$?
+    in_chroot "$cache/$t" bash /build/minhash/scripts/test-matrix.sh --inside "$t" "${MAJOR[$t]}" "${ROLE[$t]}" "${PYTHON[$t]}" || status=$?
     cleanup_mounts
     exec 9>&-
     if [ "$status" -ne 0 ]; then

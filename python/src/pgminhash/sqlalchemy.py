@@ -95,8 +95,14 @@ class Minhash(UserDefinedType):
             return func.jaccard(self.expr, other, type_=Float)
 
 
+def _reflected_minhash(num_perm=None, bits=None):
+    # SQLAlchemy 2.0's PostgreSQL dialect reads minhash(128,16) as (128, "16"):
+    # the first typmod number as an integer, the rest as text
+    return Minhash(num_perm, bits=None if bits is None else int(bits))
+
+
 # the type's name when a table is reflected
-ischema_names["minhash"] = Minhash
+ischema_names["minhash"] = _reflected_minhash
 
 # format_type() of a compact column, minhash(128,16), maybe schema-qualified
 # or an array
