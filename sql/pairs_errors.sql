@@ -87,6 +87,13 @@ SELECT * FROM minhash_clusters('perr_idx', 'id', threshold => NULL);
 SELECT * FROM minhash_match('perr_idx', 'id', 'perr', 'id', 'sig', threshold => NULL) ORDER BY 1, 2;
 -- a typed integer NULL in third place is the threshold: keys stay bigint
 SELECT pg_typeof(key_a), * FROM minhash_similar_pairs('perr_idx', 'id', NULL::int);
+-- minhash_match's third place is batch (regclass), to which an integer
+-- casts implicitly: an integer key_type there is ambiguous too; by name it
+-- is the key type
+SELECT * FROM minhash_match('perr_idx', 'id', NULL::int, 'perr', 'id', 'sig');
+\echo :LAST_ERROR_SQLSTATE
+SELECT pg_typeof(key), * FROM minhash_match('perr_idx', 'id', key_type => NULL::int, batch => 'perr',
+                                            batch_key_column => 'id', batch_sig_column => 'sig') ORDER BY 2, 3;
 
 -- privileges: SELECT on the columns read (key, signature, text), no row-level security
 CREATE ROLE regress_pairs_reader;
