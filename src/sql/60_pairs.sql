@@ -14,6 +14,13 @@
 -- or with keep => 'column' the row with the smallest (keep_desc => true:
 -- largest) value of that column, NULLs last, ties by key.
 -- STABLE: the result depends on the snapshot and the GUC.
+-- An untyped NULL third, minhash_similar_pairs('idx', 'id', NULL), fits both
+-- (double precision and anyelement are of different type categories and
+-- neither is a string type) and is 42725, "not unique"; docs/pairs.md says
+-- to write threshold => NULL. An overload taking unknown would not help:
+-- PostgreSQL matches unknown arguments exactly only when every argument is
+-- untyped, and (unknown, unknown, unknown) would look the index name up when
+-- the query runs instead of when it is parsed.
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION minhash_similar_pairs(index regclass, key_column name,
