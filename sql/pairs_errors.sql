@@ -85,6 +85,12 @@ SELECT * FROM minhash_similar_pairs('perr_idx', 'id', threshold => NULL);
 SELECT * FROM minhash_similar_pairs('perr_idx', 'id', NULL::float8);
 SELECT * FROM minhash_clusters('perr_idx', 'id', threshold => NULL);
 SELECT * FROM minhash_match('perr_idx', 'id', 'perr', 'id', 'sig', threshold => NULL) ORDER BY 1, 2;
+-- so is a parameter of no declared type (a driver preparing on the server)
+PREPARE untyped_third AS SELECT * FROM minhash_similar_pairs($1, $2, $3);
+\echo :LAST_ERROR_SQLSTATE
+PREPARE named_third AS SELECT * FROM minhash_similar_pairs($1, $2, threshold => $3);
+EXECUTE named_third('perr_idx', 'id', NULL);
+DEALLOCATE named_third;
 -- a typed integer NULL in third place is the threshold: keys stay bigint
 SELECT pg_typeof(key_a), * FROM minhash_similar_pairs('perr_idx', 'id', NULL::int);
 -- minhash_match's third place is batch (regclass), to which an integer
