@@ -150,3 +150,9 @@ CREATE INDEX dsdocs_lsh ON dsdocs USING lsh (minhash(body, family => 'datasketch
 SELECT key_a, key_b, round(similarity::numeric, 3) AS similarity
 FROM minhash_similar_pairs('dsdocs_lsh', 'id', threshold => 0.5, exact => true);
 SELECT round(jaccard(minhash_shingles('a b c d e f g h', 2), minhash_shingles('a b c d e f g x', 2))::numeric, 3) AS exact_k2;
+
+-- minhash_family('a literal') is the cast to the enum of the same name
+-- (22P02); the accessor needs the literal typed
+SELECT minhash_family('datasketch:9:[5,6]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT minhash_family('datasketch:9:[5,6]'::minhash) AS accessor, minhash_family('oph') AS cast_of_a_name;

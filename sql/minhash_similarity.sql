@@ -123,3 +123,8 @@ SELECT minhash_merge('1:[1,2]', '3:[1,2]');
 -- since 1.1: signatures built differently are simply not equal
 SELECT '1:[1,2]'::minhash = '1:[1,2,3]';
 SELECT '1:[1,2]'::minhash <> '5:[1,2]';
+-- two untyped literals could be signatures or arrays: not unique (42725);
+-- one cast decides
+SELECT jaccard('{1,2}', '{2,3}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT jaccard('{1,2}'::int[], '{2,3}') AS arrays, jaccard('1:[1,2]'::minhash, '1:[1,3]') AS signatures;

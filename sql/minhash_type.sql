@@ -139,6 +139,8 @@ SELECT '{0,4294967295,12}'::bigint[]::minhash AS cast_seed_1,
        minhash_from_array('{0,4294967295,12}') AS default_seed,
        minhash_from_array('{0,4294967295,12}', 7) AS seed_7,
        minhash_from_array(minhash_to_array('-3:[8,9]'), -3) = '-3:[8,9]' AS round_trip;
+-- by name: the first parameter, "values", is an SQL keyword and is quoted
+SELECT minhash_from_array("values" => '{5,6}', seed => 9) AS named;
 SELECT minhash_from_array('{1,-1}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash_from_array('{4294967296}');

@@ -71,6 +71,36 @@ SELECT * FROM minhash_similar_pairs('perr_idx', 'id', text_column => 'body');
 -- the same call, corrected
 SELECT * FROM minhash_similar_pairs('perr_idx', 'id', exact => true, text_column => 'body', k => 2);
 
+-- A NULL threshold in third place (sixth for minhash_match): untyped, it
+-- fits both the threshold and the key_type overload, which PostgreSQL cannot
+-- choose between (42725, docs/pairs.md); by name, typed or left out it is
+-- the setting minhash.similarity_threshold.
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_clusters('perr_idx', 'id', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_match('perr_idx', 'id', 'perr', 'id', 'sig', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', threshold => NULL);
+SELECT * FROM minhash_similar_pairs('perr_idx', 'id', NULL::float8);
+SELECT * FROM minhash_clusters('perr_idx', 'id', threshold => NULL);
+SELECT * FROM minhash_match('perr_idx', 'id', 'perr', 'id', 'sig', threshold => NULL) ORDER BY 1, 2;
+-- so is a parameter of no declared type (a driver preparing on the server)
+PREPARE untyped_third AS SELECT * FROM minhash_similar_pairs($1, $2, $3);
+\echo :LAST_ERROR_SQLSTATE
+PREPARE named_third AS SELECT * FROM minhash_similar_pairs($1, $2, threshold => $3);
+EXECUTE named_third('perr_idx', 'id', NULL);
+DEALLOCATE named_third;
+-- a typed integer NULL in third place is the threshold: keys stay bigint
+SELECT pg_typeof(key_a), * FROM minhash_similar_pairs('perr_idx', 'id', NULL::int);
+-- minhash_match's third place is batch (regclass), to which an integer
+-- casts implicitly: an integer key_type there is ambiguous too; by name it
+-- is the key type
+SELECT * FROM minhash_match('perr_idx', 'id', NULL::int, 'perr', 'id', 'sig');
+\echo :LAST_ERROR_SQLSTATE
+SELECT pg_typeof(key), * FROM minhash_match('perr_idx', 'id', key_type => NULL::int, batch => 'perr',
+                                            batch_key_column => 'id', batch_sig_column => 'sig') ORDER BY 2, 3;
+
 -- privileges: SELECT on the columns read (key, signature, text), no row-level security
 CREATE ROLE regress_pairs_reader;
 SET ROLE regress_pairs_reader;

@@ -14,6 +14,15 @@
 -- or with keep => 'column' the row with the smallest (keep_desc => true:
 -- largest) value of that column, NULLs last, ties by key.
 -- STABLE: the result depends on the snapshot and the GUC.
+-- An untyped NULL third, minhash_similar_pairs('idx', 'id', NULL), fits both
+-- (double precision and anyelement are of different type categories and
+-- neither is a string type) and is 42725, "not unique"; docs/pairs.md says
+-- to write threshold => NULL. An overload taking unknown would not help:
+-- PostgreSQL prefers a parameter of type unknown only when the call's types
+-- equal the declared ones in every position, so it would have to be
+-- (unknown, unknown, unknown), looking the index name up when the query
+-- runs instead of when it is parsed (and it adds a category, making more
+-- calls ambiguous, as tried).
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION minhash_similar_pairs(index regclass, key_column name,
