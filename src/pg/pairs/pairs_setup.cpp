@@ -34,6 +34,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_collate.h"
+#include "storage/predicate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -885,6 +886,18 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
+
+	/*
+	 * SERIALIZABLE: the walk reads the index through its own access layer,
+	 * not index_beginscan, so it takes the relation-level predicate lock
+	 * that index_beginscan takes for an access method without ampredlocks
+	 * (lsh has none). A concurrent insert meets it in index_insert: without
+	 * it, "no near-duplicate yet, insert" in two transactions would both
+	 * commit. The rows read are locked by the heap fetch (tuple locks). A
+	 * no-op at other isolation levels.
+	 */
+	for (int p = 0; p < run->nparts; p++)
+		PredicateLockRelation(run->parts[p].index, run->snapshot);
 	set_probe_depth(run);
 	run->heap_verify = run->params.num_perm > 0 && !lsh_verifies_exactly(&run->params);
 	if (run->heap_verify)
