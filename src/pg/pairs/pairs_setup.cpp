@@ -425,7 +425,7 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 	}
 }
 
-/* the index the call names is an lsh index that has every row */
+/* the index the call names is an lsh index that has every row its snapshot sees */
 void
 pairs_check_index(Relation index)
 {
@@ -439,6 +439,13 @@ pairs_check_index(Relation index)
 				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
 				 errdetail("It may miss rows: its build failed or is in progress."),
 				 errhint("REINDEX the index.")));
+	if (lsh_index_too_new(index, GetActiveSnapshot()))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lsh index \"%s\" is too new for this transaction's snapshot",
+						RelationGetRelationName(index)),
+				 errdetail("The index was built after the snapshot was taken, without the older versions of rows updated meanwhile that the snapshot sees."),
+				 errhint("Run the query in a new transaction.")));
 }
 
 /*
