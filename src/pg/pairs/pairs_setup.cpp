@@ -433,12 +433,19 @@ pairs_check_index(Relation index)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	/* what made it invalid decides what mends it */
+	if (!index->rd_index->indisvalid && index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errdetail("A partitioned index is valid once a valid index of every partition is attached to it; one created ON ONLY the table starts without them."),
+				 errhint("Attach each partition's lsh index with ALTER INDEX ... ATTACH PARTITION, or create the index without ONLY.")));
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
-				 errdetail("It may miss rows: its build failed or is in progress."),
-				 errhint("REINDEX the index.")));
+				 errdetail("It may miss rows: a CREATE INDEX, REINDEX or DROP INDEX CONCURRENTLY of it failed, was interrupted or is in progress."),
+				 errhint("REINDEX the index, or drop it.")));
 	if (lsh_index_too_new(index, GetActiveSnapshot()))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
