@@ -81,6 +81,22 @@ is(write_skew('t', q{SELECT count(*) FROM minhash_similar_pairs('t_sig_idx', 'id
 is(write_skew('t', q{SELECT count(*) FROM minhash_clusters('t_sig_idx', 'id') WHERE key / 8 = 100}),
 	'1|1', 'minhash_clusters: the second transaction fails, one row of the pair is stored');
 
+# the parallel walk, and rows resolved in table order by parallel workers
+# (their heap fetches share the leader's serializable transaction)
+my $parallel = q{SET minhash.pairs_min_parallel_index_size = 0; SET max_parallel_workers_per_gather = 2;};
+my $table_order = q{SET effective_cache_size = '8kB';};
+for my $how ([ $parallel, qr/parallel workers launched to walk index/, 'parallel walk' ],
+	[ "$parallel $table_order", qr/parallel workers launched to resolve rows in table order/,
+		'rows resolved in table order by parallel workers' ])
+{
+	my ($set, $says, $name) = @$how;
+	my ($ret, $out, $err) = $node->psql('postgres', "$set SET client_min_messages = debug1;
+		SELECT count(*) FROM minhash_similar_pairs('t_sig_idx', 'id')");
+	like($err, $says, "$name: taken with these settings");
+	is(write_skew('t', "$set SELECT count(*) FROM minhash_similar_pairs('t_sig_idx', 'id') WHERE key_a / 8 = 100"),
+		'1|1', "minhash_similar_pairs, $name: the second transaction fails, one row of the pair is stored");
+}
+
 # READ COMMITTED and REPEATABLE READ take no predicate locks: both commit, as
 # with any query
 my @s = map { $node->background_psql('postgres') } 1 .. 2;
