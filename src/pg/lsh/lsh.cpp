@@ -12,7 +12,10 @@
 extern "C" {
 #include "access/amapi.h"
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
@@ -284,6 +287,22 @@ bool
 lsh_is_lsh_index(Relation index)
 {
 	return index->rd_indam != NULL && index->rd_indam->ambuild == lshbuild;
+}
+
+/*
+ * Is the index too new for this snapshot? A build that met a HOT chain
+ * whose versions differ in an indexed column (the update was HOT because no
+ * index covered the column then) indexes only the chain's newest version
+ * and sets pg_index.indcheckxmin: a snapshot older than the index may see
+ * versions it does not hold, so the planner leaves such an index out for
+ * it. Only a transaction snapshot (REPEATABLE READ, SERIALIZABLE) can be
+ * that old; amcheck refuses the same case the same way.
+ */
+bool
+lsh_index_too_new(Relation index, Snapshot snapshot)
+{
+	return IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), snapshot->xmin);
 }
 
 /*

@@ -52,6 +52,7 @@ extern "C" {
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
+#include "utils/snapshot.h"
 }
 
 /* Strategy numbers of the operator class minhash_ops */
@@ -160,6 +161,7 @@ void		lsh_alter_init(void);	/* lsh_alter.cpp: ALTER INDEX SET of build options *
 extern "C" Datum lsh_handler(PG_FUNCTION_ARGS);
 bytea	   *lshoptions(Datum reloptions, bool validate);
 bool		lsh_is_lsh_index(Relation index);
+bool		lsh_index_too_new(Relation index, Snapshot snapshot);
 Relation	lsh_open_owned(Oid indexoid, LOCKMODE mode, Relation *heap, const char *funcname);
 char	   *lshbuildphasename(int64 phasenum);
 

@@ -139,14 +139,8 @@ lsh_heapcheck_begin(Relation heap, Relation index, Snapshot snapshot, const LshI
 						   "it need not cover every row yet."),
 				 errhint("Check it without heapallindexed, or REINDEX it.")));
 
-	/*
-	 * An index built while HOT chains were broken does not cover the
-	 * versions that snapshots older than its creation see (pg_index
-	 * indcheckxmin); only a REPEATABLE READ snapshot can be that old.
-	 */
-	if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
-		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
-							   snapshot->xmin))
+	/* built while HOT chains were broken, after the snapshot (lsh.cpp) */
+	if (lsh_index_too_new(index, snapshot))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("lsh index \"%s\" is too new for this transaction's snapshot",

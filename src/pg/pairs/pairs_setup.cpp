@@ -34,6 +34,7 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_collate.h"
+#include "storage/predicate.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -424,7 +425,7 @@ check_privileges(PairsRun *run, Relation heap, Bitmapset *used)
 	}
 }
 
-/* the index the call names is an lsh index that has every row */
+/* the index the call names is an lsh index that has every row its snapshot sees */
 void
 pairs_check_index(Relation index)
 {
@@ -432,12 +433,26 @@ pairs_check_index(Relation index)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsh index", RelationGetRelationName(index))));
+	/* what made it invalid decides what mends it */
+	if (!index->rd_index->indisvalid && index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errdetail("A partitioned index is valid once a valid index of every partition is attached to it; one created ON ONLY the table starts without them."),
+				 errhint("Attach each partition's lsh index with ALTER INDEX ... ATTACH PARTITION, or create the index without ONLY.")));
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lsh index \"%s\" is not valid", RelationGetRelationName(index)),
-				 errdetail("It may miss rows: its build failed or is in progress."),
-				 errhint("REINDEX the index.")));
+				 errdetail("It may miss rows: a CREATE INDEX, REINDEX or DROP INDEX CONCURRENTLY of it failed, was interrupted or is in progress."),
+				 errhint("REINDEX the index, or drop it.")));
+	if (lsh_index_too_new(index, GetActiveSnapshot()))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lsh index \"%s\" is too new for this transaction's snapshot",
+						RelationGetRelationName(index)),
+				 errdetail("The index was built after the snapshot was taken, without the older versions of rows updated meanwhile that the snapshot sees."),
+				 errhint("Run the query in a new transaction.")));
 }
 
 /*
@@ -885,6 +900,18 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
 
 	/* the snapshot of the calling query decides which rows exist */
 	run->snapshot = GetActiveSnapshot();
+
+	/*
+	 * SERIALIZABLE: the walk reads the index through its own access layer,
+	 * not index_beginscan, so it takes the relation-level predicate lock
+	 * that index_beginscan takes for an access method without ampredlocks
+	 * (lsh has none). A concurrent insert meets it in index_insert: without
+	 * it, "no near-duplicate yet, insert" in two transactions would both
+	 * commit. The rows read are locked by the heap fetch (tuple locks). A
+	 * no-op at other isolation levels.
+	 */
+	for (int p = 0; p < run->nparts; p++)
+		PredicateLockRelation(run->parts[p].index, run->snapshot);
 	set_probe_depth(run);
 	run->heap_verify = run->params.num_perm > 0 && !lsh_verifies_exactly(&run->params);
 	if (run->heap_verify)
