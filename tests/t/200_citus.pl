@@ -13,6 +13,8 @@
 #    join with a distributed one is Citus's error with minhash's hint;
 #  - minhash_similar_pairs and minhash_clusters (both modes) computed by
 #    Citus's distributed execution, at and below the index's threshold;
+#    clusters with keep (ascending, descending, ties, NULLs, a text column
+#    in an ICU collation; its privilege and order checked as on one server);
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
 #  - the same pairs on compact (16-bit) and oph signatures;
@@ -408,6 +410,89 @@ for my $f ("minhash_similar_pairs('%s', 'id', 0.85)", "minhash_clusters('%s', 'i
 $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM pairs_reader;
 	REVOKE SELECT ON docs, docs_ref FROM pairs_reader; DROP ROLE pairs_reader');
 
+# --- clusters with keep: the row kept is chosen as on one server ---
+# len: 5 values, so ties in every cluster (broken by key), NULL in one row of
+# 11; label: varchar(20) in an ICU collation, 4 values a < B < c < D (in
+# "C": B < D < a < c), NULL in one row of 13; p: a point, which has no btree
+# order.
+my $keep_cols = q{id bigint NOT NULL, sig minhash, len int, label varchar(20) COLLATE "und-x-icu", p point};
+my $keep_rows = q{SELECT id, sig, CASE WHEN id % 11 = 0 THEN NULL ELSE (id * 7) % 5 END,
+	CASE WHEN id % 13 = 0 THEN NULL WHEN id % 2 = 0 THEN chr((97 + (id * 7) % 4)::int) ELSE chr((65 + (id * 7) % 4)::int) END,
+	point(id, id) FROM docs_ref WHERE id < 1000};
+$coord->safe_psql('postgres', qq{
+CREATE TABLE docs_k ($keep_cols);
+SELECT create_distributed_table('docs_k', 'id', colocate_with => 'docs');
+INSERT INTO docs_k $keep_rows;
+CREATE INDEX docs_k_lsh ON docs_k USING lsh (sig);
+CREATE TABLE docs_k_ref ($keep_cols);
+INSERT INTO docs_k_ref $keep_rows;
+CREATE INDEX docs_k_ref_lsh ON docs_k_ref USING lsh (sig);
+CREATE TABLE docs_k_c (LIKE docs_k_ref);
+ALTER TABLE docs_k_c ALTER COLUMN label TYPE varchar(20) COLLATE "C";
+INSERT INTO docs_k_c $keep_rows;
+CREATE INDEX docs_k_c_lsh ON docs_k_c USING lsh (sig);
+});
+my %kept;
+for my $keep ('len', 'label')
+{
+	for my $desc ('false', 'true')
+	{
+		for my $case ([ 'connected', 0.5 ], [ 'representative', 0.5 ], [ 'representative', 0.85 ])
+		{
+			my ($mode, $t) = @$case;
+			my $f = "minhash_clusters('%s', 'id', $t, mode => '$mode', keep => '$keep', keep_desc => $desc)";
+			my $kept;
+			($n, $m, $diff, $kept) = split /\|/, same_set(
+				'SELECT * FROM ' . sprintf($f, 'docs_k_lsh'), 'SELECT * FROM ' . sprintf($f, 'docs_k_ref_lsh'),
+				q{SELECT string_agg(DISTINCT cluster_id::text, ',' ORDER BY cluster_id::text) FROM a});
+			ok($n == $m && $diff == 0 && $n > 100,
+				"minhash_clusters $mode at $t, keep => '$keep', keep_desc => $desc: the plain table's clusters ($m rows, $n, $diff differ)");
+			$kept{"$keep $desc"} = $kept if $mode eq 'connected';
+		}
+	}
+}
+# the keep column decides: the four choices and the smallest key keep five different sets of rows
+$kept{none} = $coord->safe_psql('postgres',
+	q{SELECT string_agg(DISTINCT cluster_id::text, ',' ORDER BY cluster_id::text) FROM minhash_clusters('docs_k_lsh', 'id', 0.5)});
+my %distinct = map { $_ => 1 } values %kept;
+is(scalar(keys %distinct), 5, 'keep by len or label, ascending or descending: five different sets of kept rows');
+# and the collation: in "C" the kept rows are others
+for my $desc ('false', 'true')
+{
+	my $f = "minhash_clusters('%s', 'id', 0.5, keep => 'label', keep_desc => $desc)";
+	cmp_ok($coord->safe_psql('postgres', sprintf('SELECT count(*) FROM ((SELECT * FROM %s) EXCEPT (SELECT * FROM %s)) x',
+		sprintf($f, 'docs_k_c_lsh'), sprintf($f, 'docs_k_lsh'))), '>', 0,
+		"the label column's collation decides which row is kept (the \"C\" collation keeps others; keep_desc => $desc)");
+}
+
+# SELECT on the keep column: 42501 as on one server; a type without a btree order: 42883
+# (a role with SELECT on the other columns: Citus reads ctid too)
+$coord->safe_psql('postgres', 'CREATE ROLE keep_reader LOGIN; GRANT SELECT (id, sig, p, ctid) ON docs_k, docs_k_ref TO keep_reader;
+	GRANT CREATE ON SCHEMA public TO keep_reader');
+my $as_reader = q{SET ROLE keep_reader;
+	CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+	SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+	       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)};
+my $f = "minhash_clusters('%s', 'id', 0.5, mode => 'representative')";
+($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf($as_reader, sprintf($f, 'docs_k_lsh'), sprintf($f, 'docs_k_ref_lsh')));
+ok($n == $m && $diff == 0 && $n > 100, "with SELECT on the other columns, clusters without keep: the plain table's $m rows ($n, $diff differ)");
+for my $t ('docs_k', 'docs_k_ref')
+{
+	for my $case ([ 'len', qr/ERROR:  42501: permission denied for table $t\n/ ],
+		[ 'p', qr/ERROR:  42883: could not identify an ordering operator for type point\n/ ])
+	{
+		($ret, $out, $err) = $coord->psql('postgres', qq{\\set VERBOSITY verbose
+			SET ROLE keep_reader; SELECT count(*) FROM minhash_clusters('${t}_lsh', 'id', 0.5, keep => '$case->[0]')});
+		like($err, $case->[1], "keep => '$case->[0]' on $t (not granted; a point): the error of one server");
+	}
+}
+$coord->safe_psql('postgres', 'GRANT SELECT (len) ON docs_k, docs_k_ref TO keep_reader');
+$f = "minhash_clusters('%s', 'id', 0.5, mode => 'representative', keep => 'len')";
+($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf($as_reader, sprintf($f, 'docs_k_lsh'), sprintf($f, 'docs_k_ref_lsh')));
+ok($n == $m && $diff == 0 && $n > 100, "with SELECT on the keep column granted: the plain table's $m rows ($n, $diff differ)");
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM keep_reader;
+	REVOKE SELECT ON docs_k, docs_k_ref FROM keep_reader; DROP ROLE keep_reader');
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
@@ -433,7 +518,6 @@ CREATE INDEX docs_refd_lsh ON docs_refd USING lsh (sig);
 for my $case (
 	[ "minhash_similar_pairs('docs_text_lsh', 'id')", qr/does not support expression or partial indexes.*HINT:  Store the signature in a column/s, 'an expression index' ],
 	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
-	[ "minhash_clusters('docs_lsh', 'id', mode => 'representative', keep => 'id', keep_desc => true)", qr/does not support keep.*HINT:  On a Citus table each cluster is named by its smallest key/s, 'keep' ],
 	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
 	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ],
 	[ "minhash_match('docs_lsh', 'id', 'docs_ref', 'id', 'sig')", qr/minhash_match does not support Citus tables.*HINT:  Join the batch with the table on %>=/s, 'minhash_match on the shell index' ])

@@ -39,9 +39,12 @@
  * READ COMMITTED each step sees the rows committed when it starts; under
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
+ * minhash_clusters' keep column rides along from step C (each row's value
+ * beside its key), so that the coordinator orders rows as one server does:
+ * [keep,] key, row.
+ *
  * Supported: hash-distributed tables whose lsh index is on a plain column,
- * estimates (not exact => true), clusters named by their smallest key (not
- * keep). The rest is refused with a hint.
+ * estimates (not exact => true). The rest is refused with a hint.
  */
 #include "pg/pg_prelude.h"
 
@@ -55,6 +58,7 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
@@ -94,6 +98,10 @@ typedef struct CitusPairsPlan
 	Oid			key_typid;
 	Oid			key_collation;
 	bool		key_ordered;	/* key_type has a btree order: key_a < key_b */
+	const char *keep;			/* minhash_clusters' keep column, quoted, or NULL */
+	const char *keep_type;		/* its base type, qualified, with typmod and COLLATE */
+	Oid			keep_typid;		/* that base type */
+	Oid			keep_collation;	/* the column's */
 	const char *ext;			/* the extension's schema, quoted */
 	Oid			scratch_nsp;
 	int			bands;
@@ -113,6 +121,10 @@ typedef struct CitusPair
 	ItemPointer tid_a;
 	int32		hash_b;
 	ItemPointer tid_b;
+	Datum		keep_a;			/* with a keep column */
+	bool		keep_a_isnull;
+	Datum		keep_b;
+	bool		keep_b_isnull;
 } CitusPair;
 
 typedef void (*CitusPairFn) (const CitusPair *pair, void *arg);
@@ -198,6 +210,39 @@ params_as_reader(const CitusPairsPlan *plan, Relation index, MhCitusIndexStats *
 }
 
 /*
+ * minhash_clusters' keep column, checked as on one server (pairs_setup.cpp):
+ * SELECT on it (42501), then a type with a btree order (42883); it is read
+ * as it is stored, so no code of any role runs to read it. Its values travel
+ * through step C's scratch table in the base type (with the typmod) of the
+ * column's type and in the column's collation: copying a domain's value
+ * there checks none of its constraints, which are code of some role.
+ */
+static void
+plan_keep(CitusPairsPlan *plan, Relation heap, const char *name)
+{
+	AttrNumber	attno = pairs_column_attnum(heap, name, "keep column");
+	Form_pg_attribute att;
+	int32		typmod;
+	const char *type;
+
+	if (attno < 0)
+		unsupported(plan, "system columns for keep", "Keep by a column of the table.");
+	att = TupleDescAttr(RelationGetDescr(heap), attno - 1);
+	if (pg_class_aclcheck(plan->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(plan->relid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(heap->rd_rel->relkind),
+					   RelationGetRelationName(heap));
+	pairs_check_keep_order(name, att->atttypid);
+	typmod = att->atttypmod;
+	plan->keep_typid = getBaseTypeAndTypmod(att->atttypid, &typmod);
+	plan->keep_collation = att->attcollation;
+	plan->keep = quote_identifier(name);
+	type = qualified_type(plan->keep_typid, typmod);
+	plan->keep_type = OidIsValid(plan->keep_collation) ?
+		psprintf("%s COLLATE %s", type, generate_collation_name(plan->keep_collation)) : type;
+}
+
+/*
  * Is the index's table a Citus table, and can its pairs be computed here?
  * Fills *plan, or raises the error that says what is not supported.
  */
@@ -239,9 +284,6 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 	if (args->exact)
 		unsupported(plan, "exact => true",
 					"Find the pairs on the estimate, then compute the exact similarity of those pairs with jaccard(minhash_shingles(a.body), minhash_shingles(b.body)).");
-	if (args->keep_column != NULL)
-		unsupported(plan, "keep",
-					"On a Citus table each cluster is named by its smallest key; to keep by another column, cluster the rows in a plain table on one node.");
 	if (index->rd_index->indnatts != 1 || index->rd_index->indkey.values[0] == 0 ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		unsupported(plan, "expression or partial indexes",
@@ -286,6 +328,8 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 		plan->key_type;
 	tce = lookup_type_cache(args->key_type, TYPECACHE_LT_OPR);
 	plan->key_ordered = OidIsValid(tce->lt_opr);
+	if (args->keep_column != NULL)
+		plan_keep(plan, heap, args->keep_column);
 	plan->ext = quote_identifier(get_namespace_name(args->ext_namespace));
 	plan->threshold = args->threshold;
 
@@ -408,7 +452,8 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	int			save_nestlevel;
 	Portal		portal;
 	uint64		entries;
-	int			ncols = with_rows ? 7 : 3;
+	bool		with_keep = with_rows && plan->keep != NULL;
+	int			ncols = with_keep ? 9 : with_rows ? 7 : 3;
 
 	if (plan->bands == 0)
 		return;
@@ -430,8 +475,9 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
 					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
-	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
-					  entries_t, plan->key_column, plan->ext), SPI_OK_UTILITY);
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash%s)",
+					  entries_t, plan->key_column, plan->ext,
+					  with_keep ? psprintf(", keep %s", plan->keep_type) : ""), SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => %s)",
 					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
 
@@ -446,16 +492,17 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					  " SELECT b.d, b.tid, b.bkey, b.band FROM %s b"
 					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)",
 					  cand_t, bands_t, bands_t), SPI_OK_INSERT);
-	/* C: those keys with their rows' signatures and keys, by key */
-	entries = spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
-					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
+	/* C: those keys with their rows' signatures, keys [and keep values], by key */
+	entries = spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig%s)"
+					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s%s"
 					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid",
-					  entries_t, plan->dist, plan->key, plan->key_type, plan->sig,
+					  entries_t, with_keep ? ", keep" : "", plan->dist, plan->key, plan->key_type,
+					  plan->sig, with_keep ? psprintf(", t.%s", plan->keep) : "",
 					  plan->table, cand_t, plan->dist_eq, plan->dist), SPI_OK_INSERT);
 	spi_exec(psprintf("DROP TABLE %s, %s", cand_t, bands_t), SPI_OK_UTILITY);
 
 	/* D: each key's pairs verified on its shard; only pairs come back */
-	final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s"
+	final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s%s"
 					 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
 					 "  AND (x.h, x.tid) < (y.h, y.tid)"
 					 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
@@ -463,6 +510,7 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
 					 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
 					 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
+					 with_keep ? ", x.keep, y.keep" : "",
 					 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
 					 plan->ext, psprintf("'%.17g'", plan->threshold));
 	check_scratch_rows(plan, entries_t, entries);
@@ -476,8 +524,8 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 		{
 			HeapTuple	t = SPI_tuptable->vals[i];
 			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull[7];
-			Datum		v[7];
+			bool		isnull[9];
+			Datum		v[9];
 			CitusPair	pair;
 
 			for (int c = 0; c < ncols; c++)
@@ -491,6 +539,14 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 				pair.tid_a = (ItemPointer) DatumGetPointer(v[4]);
 				pair.hash_b = DatumGetInt32(v[5]);
 				pair.tid_b = (ItemPointer) DatumGetPointer(v[6]);
+			}
+			pair.keep_a_isnull = pair.keep_b_isnull = true;
+			if (with_keep)
+			{
+				pair.keep_a = v[7];
+				pair.keep_a_isnull = isnull[7];
+				pair.keep_b = v[8];
+				pair.keep_b_isnull = isnull[8];
 			}
 			fn(&pair, arg);
 		}
@@ -642,14 +698,14 @@ row_id(ClusterSink *s, int32 h, ItemPointer tid)
 	return s->nrows - 1;
 }
 
-/* no keep column on Citus (plan_pairs refuses it) */
+/* the sorts copy the keys and keep values: they live until the next fetch only */
 static void
 collect_pair(const CitusPair *pair, void *arg)
 {
 	ClusterSink *s = (ClusterSink *) arg;
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
-	ClusterRow	a = {pair->key_a, row_id(s, pair->hash_a, pair->tid_a), (Datum) 0, true};
-	ClusterRow	b = {pair->key_b, row_id(s, pair->hash_b, pair->tid_b), (Datum) 0, true};
+	ClusterRow	a = {pair->key_a, row_id(s, pair->hash_a, pair->tid_a), pair->keep_a, pair->keep_a_isnull};
+	ClusterRow	b = {pair->key_b, row_id(s, pair->hash_b, pair->tid_b), pair->keep_b, pair->keep_b_isnull};
 
 	if (!s->representative)
 	{
@@ -666,7 +722,7 @@ collect_pair(const CitusPair *pair, void *arg)
 }
 
 bool
-mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool representative)
+mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool representative, bool keep_desc)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	CitusPairsPlan plan;
@@ -684,6 +740,16 @@ mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool represent
 	s.cf.key_collation = plan.key_collation;
 	s.cf.key_lt = lookup_type_cache(plan.key_typid, TYPECACHE_LT_OPR)->lt_opr;
 	get_typlenbyval(plan.key_typid, &s.cf.key_typlen, &s.cf.key_typbyval);
+	s.cf.has_keep = plan.keep != NULL;
+	if (s.cf.has_keep)
+	{
+		/* plan_keep checked that it has both */
+		TypeCacheEntry *tce = lookup_type_cache(plan.keep_typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+		s.cf.keep_type = plan.keep_typid;
+		s.cf.keep_collation = plan.keep_collation;
+		s.cf.keep_op = keep_desc ? tce->gt_opr : tce->lt_opr;
+	}
 	s.cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash citus clusters", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s.cxt);
 	s.capacity = 1024;

@@ -494,20 +494,30 @@ keep_var(PairsRun *run, Relation heap, Bitmapset **used)
 	return var;
 }
 
-/* The keep column's type, with the btree order that ranks the rows (42883 without one). */
-static void
-set_keep_type(PairsRun *run, const Var *var)
+/*
+ * The keep column's type must have the btree order that ranks the rows
+ * (42883 without one). Also for Citus tables (citus_pairs.cpp).
+ */
+void
+pairs_check_keep_order(const char *keep_column, Oid typid)
 {
-	TypeCacheEntry *tce = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	TypeCacheEntry *tce = lookup_type_cache(typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 
 	if (!OidIsValid(tce->lt_opr) || !OidIsValid(tce->gt_opr))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("could not identify an ordering operator for type %s",
-						format_type_be(var->vartype)),
+						format_type_be(typid)),
 				 errdetail("The keep column \"%s\" ranks the rows of each cluster by its type's btree order.",
-						   run->args.keep_column),
+						   keep_column),
 				 errhint("Keep by a column of a type with a btree operator class, such as a length or a timestamp.")));
+}
+
+/* The keep column's type, with the btree order that ranks the rows. */
+static void
+set_keep_type(PairsRun *run, const Var *var)
+{
+	pairs_check_keep_order(run->args.keep_column, var->vartype);
 	run->keep_type = var->vartype;
 	run->keep_collation = var->varcollid;
 	get_typlenbyval(run->keep_type, &run->keep_typlen, &run->keep_typbyval);
