@@ -15,6 +15,8 @@
 #    Citus's distributed execution, at and below the index's threshold;
 #    clusters with keep (ascending, descending, ties, NULLs, a text column
 #    in an ICU collation; its privilege and order checked as on one server);
+#    exact => true (word and character shingles, rows beyond exact
+#    verification's memory bound and its NOTICE, NULL and empty texts);
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
 #  - the same pairs on compact (16-bit) and oph signatures;
@@ -493,6 +495,94 @@ ok($n == $m && $diff == 0 && $n > 100, "with SELECT on the keep column granted: 
 $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM keep_reader;
 	REVOKE SELECT ON docs_k, docs_k_ref FROM keep_reader; DROP ROLE keep_reader');
 
+# --- exact => true: the exact similarity of the shingles, as on one server ---
+# Rows 1-6 as in sql/pairs_exact_bound.sql (5-word shingles; rows 1 and 2
+# beyond exact verification's bound at work_mem = 64kB, 3 near it), 20 groups
+# of 10 windows of 60 words (Jaccard from 1 down to 0.7 on their shingles), a
+# row whose text is NULL beside its twin's signature (never similar), and
+# two empty texts (similarity 1).
+my $exact_rows = q{
+	SELECT id, body, CASE WHEN id = 7 THEN minhash('a b c d e f') ELSE minhash(body) END FROM (VALUES
+	  (1, exb_words(1, 3000)),
+	  (2, exb_words(1, 300, 'x') || ' ' || exb_words(301, 3000)),
+	  (3, exb_words(1, 2000)),
+	  (4, exb_words(5001, 5100)),
+	  (5, exb_words(5001, 5090) || ' ' || exb_words(1, 10, 'y')),
+	  (6, exb_words(2501, 3000)),
+	  (7, NULL), (8, 'a b c d e f'), (9, ''), (10, '')) v(id, body)
+	UNION ALL
+	SELECT 100 + g, exb_words((g / 10) * 1000 + g % 10 * 2, (g / 10) * 1000 + g % 10 * 2 + 59), NULL
+	FROM generate_series(0, 199) g};
+$coord->safe_psql('postgres', qq{
+CREATE FUNCTION exb_words(lo int, hi int, prefix text DEFAULT 'w') RETURNS text
+LANGUAGE sql IMMUTABLE AS \$\$ SELECT string_agg(prefix || i, ' ' ORDER BY i) FROM generate_series(lo, hi) i \$\$;
+CREATE TABLE docs_x (id bigint NOT NULL, body text, sig minhash);
+SELECT create_distributed_table('docs_x', 'id', colocate_with => 'docs');
+CREATE TABLE docs_x_ref (LIKE docs_x);
+INSERT INTO docs_x $exact_rows;
+INSERT INTO docs_x_ref $exact_rows;
+UPDATE docs_x SET sig = minhash(body) WHERE sig IS NULL;
+UPDATE docs_x_ref SET sig = minhash(body) WHERE sig IS NULL;
+CREATE INDEX docs_x_lsh ON docs_x USING lsh (sig) WITH (threshold = 0.1);
+CREATE INDEX docs_x_ref_lsh ON docs_x_ref USING lsh (sig) WITH (threshold = 0.1);
+});
+for my $wm ('4MB', '64kB')
+{
+	for my $case ([ 'minhash_similar_pairs', 0.15, '' ], [ 'minhash_similar_pairs', 0.65, '' ],
+		[ 'minhash_similar_pairs', 0.5, ", unit => 'char', k => 4" ],
+		[ 'minhash_clusters', 0.65, ", mode => 'connected'" ], [ 'minhash_clusters', 0.65, ", mode => 'representative'" ],
+		[ 'minhash_clusters', 0.65, ", mode => 'representative', keep => 'id', keep_desc => true" ])
+	{
+		my ($fn, $t, $more) = @$case;
+		my $f = "$fn('%s', 'id', $t, exact => true, text_column => 'body'$more)";
+		($ret, $out, $err) = $coord->psql('postgres', sprintf(q{SET work_mem = '%s';
+			CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+			SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+			       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)},
+			$wm, sprintf($f, 'docs_x_lsh'), sprintf($f, 'docs_x_ref_lsh')));
+		($n, $m, $diff) = split /\|/, $out;
+		ok($ret == 0 && $n == $m && $diff == 0 && $n > 100,
+			"$f at work_mem $wm: the plain table's $m rows ($n, $diff differ)") or diag $err;
+		# the NOTICE of the rows too large: the same, once per call
+		my @notices = $err =~ /(NOTICE:  .*)/g;
+		is(scalar(@notices), $wm eq '64kB' ? 2 : 0,
+			"... with one NOTICE of rows too large each at 64kB, none at 4MB") or diag $err;
+		is($notices[0], $notices[1], '... the same NOTICE') if @notices == 2;
+	}
+}
+like($err, qr/NOTICE:  minhash_clusters: 2 rows too large for exact verification within work_mem were verified by their estimate/,
+	'the NOTICE counts rows 1 and 2, each once');
+# the exact values (by brute force on the plain table)
+my $exact = $coord->safe_psql('postgres', q{
+	SELECT string_agg(key_a || '-' || key_b || ':' || round(similarity::numeric, 4), ',' ORDER BY key_a, key_b)
+	FROM minhash_similar_pairs('docs_x_lsh', 'id', 0.6, exact => true, text_column => 'body') WHERE key_a < 100});
+like($exact, qr/(^|,)9-10:1\.0000(,|$)/, 'two empty texts: similarity 1');
+unlike($exact, qr/(^|,)7-8:/, 'a NULL text beside its twin\'s signature: never similar');
+is($exact,
+	$coord->safe_psql('postgres', q{
+	SELECT string_agg(a.id || '-' || b.id || ':' || round(jaccard(minhash_shingles(a.body), minhash_shingles(b.body))::numeric, 4), ',' ORDER BY a.id, b.id)
+	FROM docs_x_ref a JOIN docs_x_ref b ON a.id < b.id
+	WHERE a.id < 100 AND b.id < 100 AND jaccard(minhash_shingles(a.body), minhash_shingles(b.body)) >= 0.6}),
+	'exact => true: the rows\' exact similarities (at 4MB), an empty pair 1, a NULL text never similar');
+# what one server refuses, refused alike (text_reader may read every column but body)
+$coord->safe_psql('postgres', 'CREATE ROLE text_reader LOGIN; GRANT SELECT (id, sig, ctid) ON docs_x, docs_x_ref TO text_reader;
+	GRANT CREATE ON SCHEMA public TO text_reader');
+for my $case ([ "text_column => 'sig'", qr/ERROR:  42804: text column "sig" is of type (public\.)?minhash, not a string type/ ],
+	[ '', qr/ERROR:  22023: exact verification needs the text of the rows/ ],
+	[ "text_column => 'body'", qr/ERROR:  42501: permission denied for table docs_x/, 'SET ROLE text_reader;' ])
+{
+	for my $t ('docs_x', 'docs_x_ref')
+	{
+		($ret, $out, $err) = $coord->psql('postgres', qq{\\set VERBOSITY verbose
+			@{[ $case->[2] // '' ]} SELECT count(*) FROM minhash_similar_pairs('${t}_lsh', 'id', exact => true@{[ $case->[0] ? ", $case->[0]" : '' ]})});
+		like($err, $case->[1], "exact => true, $case->[0] on $t@{[ $case->[2] ? ' without SELECT on body' : '' ]}: the error of one server");
+	}
+}
+is($coord->safe_psql('postgres', "SET ROLE text_reader; SELECT count(*) > 100 FROM minhash_similar_pairs('docs_x_lsh', 'id', 0.6)"),
+	't', '... which gives text_reader the pairs on the estimate');
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM text_reader;
+	REVOKE SELECT ON docs_x, docs_x_ref FROM text_reader; DROP ROLE text_reader');
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
@@ -517,7 +607,6 @@ CREATE INDEX docs_refd_lsh ON docs_refd USING lsh (sig);
 });
 for my $case (
 	[ "minhash_similar_pairs('docs_text_lsh', 'id')", qr/does not support expression or partial indexes.*HINT:  Store the signature in a column/s, 'an expression index' ],
-	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
 	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
 	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ],
 	[ "minhash_match('docs_lsh', 'id', 'docs_ref', 'id', 'sig')", qr/minhash_match does not support Citus tables.*HINT:  Join the batch with the table on %>=/s, 'minhash_match on the shell index' ])
