@@ -416,12 +416,14 @@ $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM pairs_reader;
 # len: 5 values, so ties in every cluster (broken by key), NULL in one row of
 # 11; label: varchar(20) in an ICU collation, 4 values a < B < c < D (in
 # "C": B < D < a < c), NULL in one row of 13; p: a point, which has no btree
-# order.
-my $keep_cols = q{id bigint NOT NULL, sig minhash, len int, label varchar(20) COLLATE "und-x-icu", p point};
+# order; size: a domain over int with a CHECK constraint (its values travel
+# in the base type), 7 values.
+my $keep_cols = q{id bigint NOT NULL, sig minhash, len int, label varchar(20) COLLATE "und-x-icu", p point, size keep_size};
 my $keep_rows = q{SELECT id, sig, CASE WHEN id % 11 = 0 THEN NULL ELSE (id * 7) % 5 END,
 	CASE WHEN id % 13 = 0 THEN NULL WHEN id % 2 = 0 THEN chr((97 + (id * 7) % 4)::int) ELSE chr((65 + (id * 7) % 4)::int) END,
-	point(id, id) FROM docs_ref WHERE id < 1000};
+	point(id, id), (id * 3) % 7 FROM docs_ref WHERE id < 1000};
 $coord->safe_psql('postgres', qq{
+CREATE DOMAIN keep_size AS int CHECK (VALUE >= 0);
 CREATE TABLE docs_k ($keep_cols);
 SELECT create_distributed_table('docs_k', 'id', colocate_with => 'docs');
 INSERT INTO docs_k $keep_rows;
@@ -453,6 +455,10 @@ for my $keep ('len', 'label')
 		}
 	}
 }
+($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_clusters('docs_k_lsh', 'id', 0.5, mode => 'representative', keep => 'size', keep_desc => true)",
+	"SELECT * FROM minhash_clusters('docs_k_ref_lsh', 'id', 0.5, mode => 'representative', keep => 'size', keep_desc => true)", 'NULL');
+ok($n == $m && $diff == 0 && $n > 100, "keep => 'size', a domain: the plain table's clusters ($m rows, $n, $diff differ)");
 # the keep column decides: the four choices and the smallest key keep five different sets of rows
 $kept{none} = $coord->safe_psql('postgres',
 	q{SELECT string_agg(DISTINCT cluster_id::text, ',' ORDER BY cluster_id::text) FROM minhash_clusters('docs_k_lsh', 'id', 0.5)});
