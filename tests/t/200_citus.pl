@@ -13,6 +13,10 @@
 #    join with a distributed one is Citus's error with minhash's hint;
 #  - minhash_similar_pairs and minhash_clusters (both modes) computed by
 #    Citus's distributed execution, at and below the index's threshold;
+#    clusters with keep (ascending, descending, ties, NULLs, a text column
+#    in an ICU collation; its privilege and order checked as on one server);
+#    exact => true (word and character shingles, rows beyond exact
+#    verification's memory bound and its NOTICE, NULL and empty texts);
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
 #  - the same pairs on compact (16-bit) and oph signatures;
@@ -408,6 +412,183 @@ for my $f ("minhash_similar_pairs('%s', 'id', 0.85)", "minhash_clusters('%s', 'i
 $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM pairs_reader;
 	REVOKE SELECT ON docs, docs_ref FROM pairs_reader; DROP ROLE pairs_reader');
 
+# --- clusters with keep: the row kept is chosen as on one server ---
+# len: 5 values, so ties in every cluster (broken by key), NULL in one row of
+# 11; label: varchar(20) in an ICU collation, 4 values a < B < c < D (in
+# "C": B < D < a < c), NULL in one row of 13; p: a point, which has no btree
+# order; size: a domain over int with a CHECK constraint (its values travel
+# in the base type), 7 values.
+my $keep_cols = q{id bigint NOT NULL, sig minhash, len int, label varchar(20) COLLATE "und-x-icu", p point, size keep_size};
+my $keep_rows = q{SELECT id, sig, CASE WHEN id % 11 = 0 THEN NULL ELSE (id * 7) % 5 END,
+	CASE WHEN id % 13 = 0 THEN NULL WHEN id % 2 = 0 THEN chr((97 + (id * 7) % 4)::int) ELSE chr((65 + (id * 7) % 4)::int) END,
+	point(id, id), (id * 3) % 7 FROM docs_ref WHERE id < 1000};
+$coord->safe_psql('postgres', qq{
+CREATE DOMAIN keep_size AS int CHECK (VALUE >= 0);
+CREATE TABLE docs_k ($keep_cols);
+SELECT create_distributed_table('docs_k', 'id', colocate_with => 'docs');
+INSERT INTO docs_k $keep_rows;
+CREATE INDEX docs_k_lsh ON docs_k USING lsh (sig);
+CREATE TABLE docs_k_ref ($keep_cols);
+INSERT INTO docs_k_ref $keep_rows;
+CREATE INDEX docs_k_ref_lsh ON docs_k_ref USING lsh (sig);
+CREATE TABLE docs_k_c (LIKE docs_k_ref);
+ALTER TABLE docs_k_c ALTER COLUMN label TYPE varchar(20) COLLATE "C";
+INSERT INTO docs_k_c $keep_rows;
+CREATE INDEX docs_k_c_lsh ON docs_k_c USING lsh (sig);
+});
+my %kept;
+for my $keep ('len', 'label')
+{
+	for my $desc ('false', 'true')
+	{
+		for my $case ([ 'connected', 0.5 ], [ 'representative', 0.5 ], [ 'representative', 0.85 ])
+		{
+			my ($mode, $t) = @$case;
+			my $f = "minhash_clusters('%s', 'id', $t, mode => '$mode', keep => '$keep', keep_desc => $desc)";
+			my $kept;
+			($n, $m, $diff, $kept) = split /\|/, same_set(
+				'SELECT * FROM ' . sprintf($f, 'docs_k_lsh'), 'SELECT * FROM ' . sprintf($f, 'docs_k_ref_lsh'),
+				q{SELECT string_agg(DISTINCT cluster_id::text, ',' ORDER BY cluster_id::text) FROM a});
+			ok($n == $m && $diff == 0 && $n > 100,
+				"minhash_clusters $mode at $t, keep => '$keep', keep_desc => $desc: the plain table's clusters ($m rows, $n, $diff differ)");
+			$kept{"$keep $desc"} = $kept if $mode eq 'connected';
+		}
+	}
+}
+($n, $m, $diff) = split /\|/, same_set(
+	"SELECT * FROM minhash_clusters('docs_k_lsh', 'id', 0.5, mode => 'representative', keep => 'size', keep_desc => true)",
+	"SELECT * FROM minhash_clusters('docs_k_ref_lsh', 'id', 0.5, mode => 'representative', keep => 'size', keep_desc => true)", 'NULL');
+ok($n == $m && $diff == 0 && $n > 100, "keep => 'size', a domain: the plain table's clusters ($m rows, $n, $diff differ)");
+# the keep column decides: the four choices and the smallest key keep five different sets of rows
+$kept{none} = $coord->safe_psql('postgres',
+	q{SELECT string_agg(DISTINCT cluster_id::text, ',' ORDER BY cluster_id::text) FROM minhash_clusters('docs_k_lsh', 'id', 0.5)});
+my %distinct = map { $_ => 1 } values %kept;
+is(scalar(keys %distinct), 5, 'keep by len or label, ascending or descending: five different sets of kept rows');
+# and the collation: in "C" the kept rows are others
+for my $desc ('false', 'true')
+{
+	my $f = "minhash_clusters('%s', 'id', 0.5, keep => 'label', keep_desc => $desc)";
+	cmp_ok($coord->safe_psql('postgres', sprintf('SELECT count(*) FROM ((SELECT * FROM %s) EXCEPT (SELECT * FROM %s)) x',
+		sprintf($f, 'docs_k_c_lsh'), sprintf($f, 'docs_k_lsh'))), '>', 0,
+		"the label column's collation decides which row is kept (the \"C\" collation keeps others; keep_desc => $desc)");
+}
+
+# SELECT on the keep column: 42501 as on one server; a type without a btree order: 42883
+# (a role with SELECT on the other columns: Citus reads ctid too)
+$coord->safe_psql('postgres', 'CREATE ROLE keep_reader LOGIN; GRANT SELECT (id, sig, p, ctid) ON docs_k, docs_k_ref TO keep_reader;
+	GRANT CREATE ON SCHEMA public TO keep_reader');
+my $as_reader = q{SET ROLE keep_reader;
+	CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+	SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+	       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)};
+my $f = "minhash_clusters('%s', 'id', 0.5, mode => 'representative')";
+($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf($as_reader, sprintf($f, 'docs_k_lsh'), sprintf($f, 'docs_k_ref_lsh')));
+ok($n == $m && $diff == 0 && $n > 100, "with SELECT on the other columns, clusters without keep: the plain table's $m rows ($n, $diff differ)");
+for my $t ('docs_k', 'docs_k_ref')
+{
+	for my $case ([ 'len', qr/ERROR:  42501: permission denied for table $t\n/ ],
+		[ 'p', qr/ERROR:  42883: could not identify an ordering operator for type point\n/ ])
+	{
+		($ret, $out, $err) = $coord->psql('postgres', qq{\\set VERBOSITY verbose
+			SET ROLE keep_reader; SELECT count(*) FROM minhash_clusters('${t}_lsh', 'id', 0.5, keep => '$case->[0]')});
+		like($err, $case->[1], "keep => '$case->[0]' on $t (not granted; a point): the error of one server");
+	}
+}
+$coord->safe_psql('postgres', 'GRANT SELECT (len) ON docs_k, docs_k_ref TO keep_reader');
+$f = "minhash_clusters('%s', 'id', 0.5, mode => 'representative', keep => 'len')";
+($n, $m, $diff) = split /\|/, $coord->safe_psql('postgres', sprintf($as_reader, sprintf($f, 'docs_k_lsh'), sprintf($f, 'docs_k_ref_lsh')));
+ok($n == $m && $diff == 0 && $n > 100, "with SELECT on the keep column granted: the plain table's $m rows ($n, $diff differ)");
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM keep_reader;
+	REVOKE SELECT ON docs_k, docs_k_ref FROM keep_reader; DROP ROLE keep_reader');
+
+# --- exact => true: the exact similarity of the shingles, as on one server ---
+# Rows 1-6 as in sql/pairs_exact_bound.sql (5-word shingles; rows 1 and 2
+# beyond exact verification's bound at work_mem = 64kB, 3 near it), 20 groups
+# of 10 windows of 60 words (Jaccard from 1 down to 0.7 on their shingles), a
+# row whose text is NULL beside its twin's signature (never similar), and
+# two empty texts (similarity 1).
+my $exact_rows = q{
+	SELECT id, body, CASE WHEN id = 7 THEN minhash('a b c d e f') ELSE minhash(body) END FROM (VALUES
+	  (1, exb_words(1, 3000)),
+	  (2, exb_words(1, 300, 'x') || ' ' || exb_words(301, 3000)),
+	  (3, exb_words(1, 2000)),
+	  (4, exb_words(5001, 5100)),
+	  (5, exb_words(5001, 5090) || ' ' || exb_words(1, 10, 'y')),
+	  (6, exb_words(2501, 3000)),
+	  (7, NULL), (8, 'a b c d e f'), (9, ''), (10, '')) v(id, body)
+	UNION ALL
+	SELECT 100 + g, exb_words((g / 10) * 1000 + g % 10 * 2, (g / 10) * 1000 + g % 10 * 2 + 59), NULL
+	FROM generate_series(0, 199) g};
+$coord->safe_psql('postgres', qq{
+CREATE FUNCTION exb_words(lo int, hi int, prefix text DEFAULT 'w') RETURNS text
+LANGUAGE sql IMMUTABLE AS \$\$ SELECT string_agg(prefix || i, ' ' ORDER BY i) FROM generate_series(lo, hi) i \$\$;
+CREATE TABLE docs_x (id bigint NOT NULL, body text, sig minhash);
+SELECT create_distributed_table('docs_x', 'id', colocate_with => 'docs');
+CREATE TABLE docs_x_ref (LIKE docs_x);
+INSERT INTO docs_x $exact_rows;
+INSERT INTO docs_x_ref $exact_rows;
+UPDATE docs_x SET sig = minhash(body) WHERE sig IS NULL;
+UPDATE docs_x_ref SET sig = minhash(body) WHERE sig IS NULL;
+CREATE INDEX docs_x_lsh ON docs_x USING lsh (sig) WITH (threshold = 0.1);
+CREATE INDEX docs_x_ref_lsh ON docs_x_ref USING lsh (sig) WITH (threshold = 0.1);
+});
+for my $wm ('4MB', '64kB')
+{
+	for my $case ([ 'minhash_similar_pairs', 0.15, '' ], [ 'minhash_similar_pairs', 0.65, '' ],
+		[ 'minhash_similar_pairs', 0.5, ", unit => 'char', k => 4" ],
+		[ 'minhash_clusters', 0.65, ", mode => 'connected'" ], [ 'minhash_clusters', 0.65, ", mode => 'representative'" ],
+		[ 'minhash_clusters', 0.65, ", mode => 'representative', keep => 'id', keep_desc => true" ])
+	{
+		my ($fn, $t, $more) = @$case;
+		my $f = "$fn('%s', 'id', $t, exact => true, text_column => 'body'$more)";
+		($ret, $out, $err) = $coord->psql('postgres', sprintf(q{SET work_mem = '%s';
+			CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+			SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+			       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)},
+			$wm, sprintf($f, 'docs_x_lsh'), sprintf($f, 'docs_x_ref_lsh')));
+		($n, $m, $diff) = split /\|/, $out;
+		ok($ret == 0 && $n == $m && $diff == 0 && $n > 100,
+			"$f at work_mem $wm: the plain table's $m rows ($n, $diff differ)") or diag $err;
+		# the NOTICE of the rows too large: the same, once per call
+		my @notices = $err =~ /(NOTICE:  .*)/g;
+		is(scalar(@notices), $wm eq '64kB' ? 2 : 0,
+			"... with one NOTICE of rows too large each at 64kB, none at 4MB") or diag $err;
+		is($notices[0], $notices[1], '... the same NOTICE') if @notices == 2;
+	}
+}
+like($err, qr/NOTICE:  minhash_clusters: 2 rows too large for exact verification within work_mem were verified by their estimate/,
+	'the NOTICE counts rows 1 and 2, each once');
+# the exact values (by brute force on the plain table)
+my $exact = $coord->safe_psql('postgres', q{
+	SELECT string_agg(key_a || '-' || key_b || ':' || round(similarity::numeric, 4), ',' ORDER BY key_a, key_b)
+	FROM minhash_similar_pairs('docs_x_lsh', 'id', 0.6, exact => true, text_column => 'body') WHERE key_a < 100});
+like($exact, qr/(^|,)9-10:1\.0000(,|$)/, 'two empty texts: similarity 1');
+unlike($exact, qr/(^|,)7-8:/, 'a NULL text beside its twin\'s signature: never similar');
+is($exact,
+	$coord->safe_psql('postgres', q{
+	SELECT string_agg(a.id || '-' || b.id || ':' || round(jaccard(minhash_shingles(a.body), minhash_shingles(b.body))::numeric, 4), ',' ORDER BY a.id, b.id)
+	FROM docs_x_ref a JOIN docs_x_ref b ON a.id < b.id
+	WHERE a.id < 100 AND b.id < 100 AND jaccard(minhash_shingles(a.body), minhash_shingles(b.body)) >= 0.6}),
+	'exact => true: the rows\' exact similarities (at 4MB), an empty pair 1, a NULL text never similar');
+# what one server refuses, refused alike (text_reader may read every column but body)
+$coord->safe_psql('postgres', 'CREATE ROLE text_reader LOGIN; GRANT SELECT (id, sig, ctid) ON docs_x, docs_x_ref TO text_reader;
+	GRANT CREATE ON SCHEMA public TO text_reader');
+for my $case ([ "text_column => 'sig'", qr/ERROR:  42804: text column "sig" is of type (public\.)?minhash, not a string type/ ],
+	[ '', qr/ERROR:  22023: exact verification needs the text of the rows/ ],
+	[ "text_column => 'body'", qr/ERROR:  42501: permission denied for table docs_x/, 'SET ROLE text_reader;' ])
+{
+	for my $t ('docs_x', 'docs_x_ref')
+	{
+		($ret, $out, $err) = $coord->psql('postgres', qq{\\set VERBOSITY verbose
+			@{[ $case->[2] // '' ]} SELECT count(*) FROM minhash_similar_pairs('${t}_lsh', 'id', exact => true@{[ $case->[0] ? ", $case->[0]" : '' ]})});
+		like($err, $case->[1], "exact => true, $case->[0] on $t@{[ $case->[2] ? ' without SELECT on body' : '' ]}: the error of one server");
+	}
+}
+is($coord->safe_psql('postgres', "SET ROLE text_reader; SELECT count(*) > 100 FROM minhash_similar_pairs('docs_x_lsh', 'id', 0.6)"),
+	't', '... which gives text_reader the pairs on the estimate');
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM text_reader;
+	REVOKE SELECT ON docs_x, docs_x_ref FROM text_reader; DROP ROLE text_reader');
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
@@ -432,8 +613,6 @@ CREATE INDEX docs_refd_lsh ON docs_refd USING lsh (sig);
 });
 for my $case (
 	[ "minhash_similar_pairs('docs_text_lsh', 'id')", qr/does not support expression or partial indexes.*HINT:  Store the signature in a column/s, 'an expression index' ],
-	[ "minhash_clusters('docs_lsh', 'id', exact => true, text_column => 'id')", qr/does not support exact => true.*HINT:  Find the pairs on the estimate/s, 'exact => true' ],
-	[ "minhash_clusters('docs_lsh', 'id', mode => 'representative', keep => 'id', keep_desc => true)", qr/does not support keep.*HINT:  On a Citus table each cluster is named by its smallest key/s, 'keep' ],
 	[ "minhash_similar_pairs('docs_refd_lsh', 'id')", qr/does not support reference or local tables.*HINT:  Distribute the table by hash/s, 'a reference table' ],
 	[ "minhash_lsh_check('docs_lsh')", qr/minhash_lsh_check does not support Citus tables.*HINT:  Call it on the workers, on each shard's index/s, 'minhash_lsh_check on the shell index' ],
 	[ "minhash_match('docs_lsh', 'id', 'docs_ref', 'id', 'sig')", qr/minhash_match does not support Citus tables.*HINT:  Join the batch with the table on %>=/s, 'minhash_match on the shell index' ])

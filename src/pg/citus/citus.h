@@ -138,6 +138,6 @@ bool		mh_citus_lsh_stats(FunctionCallInfo fcinfo, Datum *result);
 struct PairsArgs;
 bool		mh_citus_similar_pairs(FunctionCallInfo fcinfo, const struct PairsArgs *args);
 bool		mh_citus_clusters(FunctionCallInfo fcinfo, const struct PairsArgs *args,
-							  bool representative);
+							  bool representative, bool keep_desc);
 
 #endif

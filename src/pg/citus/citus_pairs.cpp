@@ -39,9 +39,23 @@
  * READ COMMITTED each step sees the rows committed when it starts; under
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
- * Supported: hash-distributed tables whose lsh index is on a plain column,
- * estimates (not exact => true), clusters named by their smallest key (not
- * keep). The rest is refused with a hint.
+ * minhash_clusters' keep column rides along from step C (each row's value
+ * beside its key), so that the coordinator orders rows as one server does:
+ * [keep,] key, row.
+ *
+ * exact => true (with text_column: the index is on a column): each row's
+ * shingles, minhash_shingles(text, k, unit) computed on its shard, ride
+ * along from step C too, and step D verifies each candidate of the first
+ * band on the exact Jaccard similarity of the two rows' shingles instead of
+ * the estimate -- the shingles one server hashes, so the same value but for
+ * a collision of its 64-bit hashes. A row with more distinct shingles than
+ * one server's exact verification holds (a quarter of the caller's
+ * work_mem, pairs_exact.cpp) is verified by the estimate, as there: its
+ * candidates come back with the pairs, similar or not, so that the
+ * coordinator counts such rows for the same NOTICE.
+ *
+ * Supported: hash-distributed tables whose lsh index is on a plain column.
+ * The rest is refused with a hint.
  */
 #include "pg/pg_prelude.h"
 
@@ -55,19 +69,23 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -94,6 +112,14 @@ typedef struct CitusPairsPlan
 	Oid			key_typid;
 	Oid			key_collation;
 	bool		key_ordered;	/* key_type has a btree order: key_a < key_b */
+	const char *keep;			/* minhash_clusters' keep column, quoted, or NULL */
+	const char *keep_type;		/* its base type, qualified, with typmod and COLLATE */
+	Oid			keep_typid;		/* that base type */
+	Oid			keep_collation;	/* the column's */
+	bool		exact;			/* exact => true */
+	const char *text;			/* text_column, quoted */
+	const char *shingles;		/* the arguments k, unit of minhash_shingles */
+	int64		shingle_limit;	/* more distinct shingles: the estimate verifies */
 	const char *ext;			/* the extension's schema, quoted */
 	Oid			scratch_nsp;
 	int			bands;
@@ -113,6 +139,10 @@ typedef struct CitusPair
 	ItemPointer tid_a;
 	int32		hash_b;
 	ItemPointer tid_b;
+	Datum		keep_a;			/* with a keep column */
+	bool		keep_a_isnull;
+	Datum		keep_b;
+	bool		keep_b_isnull;
 } CitusPair;
 
 typedef void (*CitusPairFn) (const CitusPair *pair, void *arg);
@@ -198,6 +228,81 @@ params_as_reader(const CitusPairsPlan *plan, Relation index, MhCitusIndexStats *
 }
 
 /*
+ * minhash_clusters' keep column, checked as on one server (pairs_setup.cpp):
+ * SELECT on it (42501), then a type with a btree order (42883); it is read
+ * as it is stored, so no code of any role runs to read it. Its values travel
+ * through step C's scratch table in the base type (with the typmod) of the
+ * column's type and in the column's collation: copying a domain's value
+ * there checks none of its constraints, which are code of some role.
+ */
+static void
+plan_keep(CitusPairsPlan *plan, Relation heap, const char *name)
+{
+	AttrNumber	attno = pairs_column_attnum(heap, name, "keep column");
+	Form_pg_attribute att;
+	int32		typmod;
+	const char *type;
+
+	if (attno < 0)
+		unsupported(plan, "system columns for keep", "Keep by a column of the table.");
+	att = TupleDescAttr(RelationGetDescr(heap), attno - 1);
+	if (pg_class_aclcheck(plan->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(plan->relid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(heap->rd_rel->relkind),
+					   RelationGetRelationName(heap));
+	pairs_check_keep_order(name, att->atttypid);
+	typmod = att->atttypmod;
+	plan->keep_typid = getBaseTypeAndTypmod(att->atttypid, &typmod);
+	plan->keep_collation = att->attcollation;
+	plan->keep = quote_identifier(name);
+	type = qualified_type(plan->keep_typid, typmod);
+	plan->keep_type = OidIsValid(plan->keep_collation) ?
+		psprintf("%s COLLATE %s", type, generate_collation_name(plan->keep_collation)) : type;
+}
+
+/*
+ * exact => true with text_column, checked as on one server (pairs_setup.cpp):
+ * a string-type column, SELECT on it, its conversion to text free of code
+ * of other roles. The conversion runs in the statements, as the caller: one
+ * that calls the owner's code (which one server runs as the owner) is
+ * refused. Shingled with unit and k as given (an index on a column has no
+ * expression to take them from, nor a configuration or ignore option).
+ */
+static void
+plan_exact(CitusPairsPlan *plan, const PairsArgs *args, Relation heap)
+{
+	Var		   *var;
+	Node	   *textexpr;
+	const char *unit = args->unit != NULL ? text_to_cstring(args->unit) : "word";
+
+	if (args->text_column == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("exact verification needs the text of the rows"),
+				 errdetail("Index \"%s\" is not an expression index on minhash(text, ...).",
+						   get_rel_name(args->indexoid)),
+				 errhint("Pass text_column => 'name of the text column', and unit and k as the signatures were computed with.")));
+	var = pairs_text_column(args, heap);
+	if (var->varattno < 0)
+		unsupported(plan, "system columns as text", "Use a column of the table as the text.");
+	if (pg_class_aclcheck(plan->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(plan->relid, var->varattno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(heap->rd_rel->relkind),
+					   RelationGetRelationName(heap));
+	textexpr = coerce_to_target_type(NULL, (Node *) var, var->vartype, TEXTOID, -1,
+									 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
+	if (textexpr == NULL)
+		elog(ERROR, "could not convert the text to shingle to type text");
+	if (pairs_text_as_owner(args, heap, textexpr))
+		unsupported(plan, "text columns converted to text by the table owner's code",
+					"Store the text in a column of type text.");
+	plan->exact = true;
+	plan->text = quote_identifier(args->text_column);
+	plan->shingles = psprintf("%d, %s::pg_catalog.text", args->k < 0 ? 0 : args->k, quote_literal_cstr(unit));
+	plan->shingle_limit = (int64) pairs_shingle_limit();
+}
+
+/*
  * Is the index's table a Citus table, and can its pairs be computed here?
  * Fills *plan, or raises the error that says what is not supported.
  */
@@ -236,12 +341,6 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("text_column, unit and k are used only with exact => true")));
-	if (args->exact)
-		unsupported(plan, "exact => true",
-					"Find the pairs on the estimate, then compute the exact similarity of those pairs with jaccard(minhash_shingles(a.body), minhash_shingles(b.body)).");
-	if (args->keep_column != NULL)
-		unsupported(plan, "keep",
-					"On a Citus table each cluster is named by its smallest key; to keep by another column, cluster the rows in a plain table on one node.");
 	if (index->rd_index->indnatts != 1 || index->rd_index->indkey.values[0] == 0 ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
 		unsupported(plan, "expression or partial indexes",
@@ -286,6 +385,10 @@ plan_pairs(const PairsArgs *args, const char *funcname, CitusPairsPlan *plan)
 		plan->key_type;
 	tce = lookup_type_cache(args->key_type, TYPECACHE_LT_OPR);
 	plan->key_ordered = OidIsValid(tce->lt_opr);
+	if (args->keep_column != NULL)
+		plan_keep(plan, heap, args->keep_column);
+	if (args->exact)
+		plan_exact(plan, args, heap);
 	plan->ext = quote_identifier(get_namespace_name(args->ext_namespace));
 	plan->threshold = args->threshold;
 
@@ -389,6 +492,22 @@ check_scratch_rows(const CitusPairsPlan *plan, const char *table, uint64 written
 				 errdetail("Citus's execution of the query did not see all the rows written earlier in this transaction; its pairs would be incomplete.")));
 }
 
+/* a row by its name (worker_hash, ctid), as a hash key: no padding bytes */
+typedef struct RowKey
+{
+	int32		hash;
+	uint32		block;
+	uint32		offset;
+} RowKey;
+
+static void
+note_too_large(HTAB *rows, int32 h, ItemPointer tid)
+{
+	RowKey		key = {h, ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid)};
+
+	(void) hash_search(rows, &key, HASH_ENTER, NULL);
+}
+
 /*
  * Runs steps A-D (top of this file) and calls fn for each verified pair;
  * with_rows adds the rows' names (clusters). Nothing if no shard ever saw a
@@ -408,12 +527,29 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	int			save_nestlevel;
 	Portal		portal;
 	uint64		entries;
-	int			ncols = with_rows ? 7 : 3;
+	bool		with_keep = with_rows && plan->keep != NULL;
+	/* exact: the rows' names too, to count the rows too large for exact verification */
+	bool		named = with_rows || plan->exact;
+	int			ncols = 3 + (named ? 4 : 0) + (with_keep ? 2 : 0) + (plan->exact ? 3 : 0);
+	HTAB	   *too_large = NULL;
+	const char *sim;
 
 	if (plan->bands == 0)
 		return;
 	bandkeys = psprintf("%s.minhash_bands(t.%s, %d, %d, %d)", plan->ext, plan->sig, plan->bands,
 						plan->rows, plan->depth);
+
+	if (plan->exact)
+	{
+		/* in the caller's context: SPI's goes with SPI_finish */
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(RowKey);
+		ctl.entrysize = sizeof(RowKey);
+		ctl.hcxt = CurrentMemoryContext;
+		too_large = hash_create("minhash citus rows too large", 64, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -430,8 +566,10 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 			 SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'd', colocate_with => %s)",
 					  quote_literal_cstr(cand_t), quote_literal_cstr(plan->table)), SPI_OK_SELECT);
-	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash)",
-					  entries_t, plan->key_column, plan->ext), SPI_OK_UTILITY);
+	spi_exec(psprintf("CREATE UNLOGGED TABLE %s (bkey int8, band int4, h int4, tid tid, key %s, sig %s.minhash%s%s)",
+					  entries_t, plan->key_column, plan->ext,
+					  with_keep ? psprintf(", keep %s", plan->keep_type) : "",
+					  plan->exact ? ", sh text[]" : ""), SPI_OK_UTILITY);
 	spi_exec(psprintf("SELECT create_distributed_table(%s, 'bkey', colocate_with => %s)",
 					  quote_literal_cstr(entries_t), quote_literal_cstr(bands_t)), SPI_OK_SELECT);
 
@@ -446,25 +584,61 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 					  " SELECT b.d, b.tid, b.bkey, b.band FROM %s b"
 					  " WHERE b.bkey = ANY (SELECT g.bkey FROM %s g GROUP BY g.bkey HAVING count(*) > 1)",
 					  cand_t, bands_t, bands_t), SPI_OK_INSERT);
-	/* C: those keys with their rows' signatures and keys, by key */
-	entries = spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig)"
-					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s"
+	/*
+	 * C: those keys with their rows' signatures, keys [, keep values] [and
+	 * shingles, NULL for a NULL text], by key
+	 */
+	entries = spi_exec(psprintf("INSERT INTO %s (bkey, band, h, tid, key, sig%s%s)"
+					  " SELECT c.bkey, c.band, worker_hash(t.%s), t.ctid, CAST(t.%s AS %s), t.%s%s%s"
 					  " FROM %s t JOIN %s c ON c.d %s t.%s AND c.tid = t.ctid",
-					  entries_t, plan->dist, plan->key, plan->key_type, plan->sig,
+					  entries_t, with_keep ? ", keep" : "", plan->exact ? ", sh" : "",
+					  plan->dist, plan->key, plan->key_type,
+					  plan->sig, with_keep ? psprintf(", t.%s", plan->keep) : "",
+					  plan->exact ? psprintf(", %s.minhash_shingles(CAST(t.%s AS text), %s)",
+											 plan->ext, plan->text, plan->shingles) : "",
 					  plan->table, cand_t, plan->dist_eq, plan->dist), SPI_OK_INSERT);
 	spi_exec(psprintf("DROP TABLE %s, %s", cand_t, bands_t), SPI_OK_UTILITY);
 
-	/* D: each key's pairs verified on its shard; only pairs come back */
-	final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s"
-					 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
-					 "  AND (x.h, x.tid) < (y.h, y.tid)"
-					 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
-					 "   AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
-					 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
-					 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
-					 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
-					 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
-					 plan->ext, psprintf("'%.17g'", plan->threshold));
+	/*
+	 * D: each key's pairs verified on its shard; only pairs come back. With
+	 * exact, the exact similarity of the shingles, unless a row has more
+	 * than the limit: then the estimate, as on one server
+	 * (pairs_emit_verified); the candidates with such a row come back too,
+	 * similar or not (the coordinator counts the rows and decides).
+	 */
+	if (plan->exact)
+	{
+		const char *limit = psprintf(INT64_FORMAT, plan->shingle_limit);
+		const char *big = psprintf("pg_catalog.cardinality(x.sh) > %s OR pg_catalog.cardinality(y.sh) > %s",
+								   limit, limit);
+
+		sim = psprintf("CASE WHEN %s THEN %s.jaccard(x.sig, y.sig) ELSE %s.jaccard(x.sh, y.sh) END",
+					   big, plan->ext, plan->ext);
+		final = psprintf("SELECT %s, %s, %s, x.h, x.tid, y.h, y.tid%s,"
+						 " pg_catalog.cardinality(x.sh) > %s, pg_catalog.cardinality(y.sh) > %s,"
+						 " x.sh IS NULL OR y.sh IS NULL"
+						 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
+						 "  AND (x.h, x.tid) < (y.h, y.tid)"
+						 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
+						 "   AND (%s >= %s::float8 OR %s)",
+						 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
+						 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
+						 sim, with_keep ? ", x.keep, y.keep" : "", limit, limit,
+						 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
+						 sim, psprintf("'%.17g'", plan->threshold), big);
+	}
+	else
+		final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s%s"
+						 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
+						 "  AND (x.h, x.tid) < (y.h, y.tid)"
+						 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
+						 "   AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
+						 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
+						 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
+						 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
+						 with_keep ? ", x.keep, y.keep" : "",
+						 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
+						 plan->ext, psprintf("'%.17g'", plan->threshold));
 	check_scratch_rows(plan, entries_t, entries);
 	portal = open_scratch_cursor(final);
 	for (;;)
@@ -476,21 +650,42 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 		{
 			HeapTuple	t = SPI_tuptable->vals[i];
 			TupleDesc	d = SPI_tuptable->tupdesc;
-			bool		isnull[7];
-			Datum		v[7];
+			bool		isnull[12];
+			Datum		v[12];
 			CitusPair	pair;
+			int			c = 3;
 
-			for (int c = 0; c < ncols; c++)
-				v[c] = SPI_getbinval(t, d, c + 1, &isnull[c]);
+			for (int col = 0; col < ncols; col++)
+				v[col] = SPI_getbinval(t, d, col + 1, &isnull[col]);
 			pair.key_a = v[0];
 			pair.key_b = v[1];
 			pair.similarity = DatumGetFloat8(v[2]);
-			if (with_rows)
+			if (named)
 			{
-				pair.hash_a = DatumGetInt32(v[3]);
-				pair.tid_a = (ItemPointer) DatumGetPointer(v[4]);
-				pair.hash_b = DatumGetInt32(v[5]);
-				pair.tid_b = (ItemPointer) DatumGetPointer(v[6]);
+				pair.hash_a = DatumGetInt32(v[c]);
+				pair.tid_a = (ItemPointer) DatumGetPointer(v[c + 1]);
+				pair.hash_b = DatumGetInt32(v[c + 2]);
+				pair.tid_b = (ItemPointer) DatumGetPointer(v[c + 3]);
+				c += 4;
+			}
+			pair.keep_a_isnull = pair.keep_b_isnull = true;
+			if (with_keep)
+			{
+				pair.keep_a = v[c];
+				pair.keep_a_isnull = isnull[c];
+				pair.keep_b = v[c + 1];
+				pair.keep_b_isnull = isnull[c + 1];
+				c += 2;
+			}
+			if (plan->exact)
+			{
+				/* a NULL text is never similar; a row too large is counted once */
+				if (!isnull[c] && DatumGetBool(v[c]))
+					note_too_large(too_large, pair.hash_a, pair.tid_a);
+				if (!isnull[c + 1] && DatumGetBool(v[c + 1]))
+					note_too_large(too_large, pair.hash_b, pair.tid_b);
+				if (DatumGetBool(v[c + 2]) || isnull[2] || pair.similarity < plan->threshold)
+					continue;
 			}
 			fn(&pair, arg);
 		}
@@ -501,6 +696,14 @@ run_pairs(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 	spi_exec(psprintf("DROP TABLE %s", entries_t), SPI_OK_UTILITY);
 	AtEOXact_GUC(true, save_nestlevel);
 	SPI_finish();
+	if (too_large != NULL)
+	{
+		long		n = hash_get_num_entries(too_large);
+
+		if (n > 0)
+			pairs_notice_too_large(plan->funcname, n);
+		hash_destroy(too_large);
+	}
 }
 
 /* --- minhash_similar_pairs --- */
@@ -642,14 +845,14 @@ row_id(ClusterSink *s, int32 h, ItemPointer tid)
 	return s->nrows - 1;
 }
 
-/* no keep column on Citus (plan_pairs refuses it) */
+/* the sorts copy the keys and keep values: they live until the next fetch only */
 static void
 collect_pair(const CitusPair *pair, void *arg)
 {
 	ClusterSink *s = (ClusterSink *) arg;
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
-	ClusterRow	a = {pair->key_a, row_id(s, pair->hash_a, pair->tid_a), (Datum) 0, true};
-	ClusterRow	b = {pair->key_b, row_id(s, pair->hash_b, pair->tid_b), (Datum) 0, true};
+	ClusterRow	a = {pair->key_a, row_id(s, pair->hash_a, pair->tid_a), pair->keep_a, pair->keep_a_isnull};
+	ClusterRow	b = {pair->key_b, row_id(s, pair->hash_b, pair->tid_b), pair->keep_b, pair->keep_b_isnull};
 
 	if (!s->representative)
 	{
@@ -666,7 +869,7 @@ collect_pair(const CitusPair *pair, void *arg)
 }
 
 bool
-mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool representative)
+mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool representative, bool keep_desc)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	CitusPairsPlan plan;
@@ -684,6 +887,16 @@ mh_citus_clusters(FunctionCallInfo fcinfo, const PairsArgs *args, bool represent
 	s.cf.key_collation = plan.key_collation;
 	s.cf.key_lt = lookup_type_cache(plan.key_typid, TYPECACHE_LT_OPR)->lt_opr;
 	get_typlenbyval(plan.key_typid, &s.cf.key_typlen, &s.cf.key_typbyval);
+	s.cf.has_keep = plan.keep != NULL;
+	if (s.cf.has_keep)
+	{
+		/* plan_keep checked that it has both */
+		TypeCacheEntry *tce = lookup_type_cache(plan.keep_typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+		s.cf.keep_type = plan.keep_typid;
+		s.cf.keep_collation = plan.keep_collation;
+		s.cf.keep_op = keep_desc ? tce->gt_opr : tce->lt_opr;
+	}
 	s.cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash citus clusters", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(s.cxt);
 	s.capacity = 1024;

@@ -215,6 +215,10 @@ int			pairs_compare_keys(PairsRun *run, Datum a, Datum b);
 void		pairs_check_index(Relation index);
 AttrNumber	pairs_column_attnum(Relation heap, const char *name, const char *what);
 Node	   *pairs_key_coercion(const PairsArgs *args, Relation heap, AttrNumber attnum);
+void		pairs_check_keep_order(const char *keep_column, Oid typid);
+void		pairs_notice_too_large(const char *funcname, long n);
+Var		   *pairs_text_column(const PairsArgs *args, Relation heap);
+bool		pairs_text_as_owner(const PairsArgs *args, Relation heap, Node *textexpr);
 
 /* the part a global row id belongs to */
 static inline int

@@ -467,7 +467,7 @@ clusters(FunctionCallInfo fcinfo, bool polymorphic)
 						format_type_be(args.key_type)),
 				 errdetail("Each cluster is named after its first row in key order (after the keep column, if any).")));
 	st.cf.key_lt = tce->lt_opr;
-	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE))
+	if (mh_citus_clusters(fcinfo, &args, st.mode == CLUSTER_REPRESENTATIVE, keep_desc))
 		return (Datum) 0;		/* a Citus table, by distributed SQL */
 	InitMaterializedSRF(fcinfo, 0);
 	st.cf.out = rsinfo->setResult;

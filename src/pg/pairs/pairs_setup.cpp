@@ -220,6 +220,48 @@ minhash_text_call(Relation index, Oid ext_namespace)
 	return f;
 }
 
+/*
+ * text_column of exact mode in a table: a string-type column (42804
+ * otherwise). Also for Citus tables (citus_pairs.cpp).
+ */
+Var *
+pairs_text_column(const PairsArgs *args, Relation heap)
+{
+	AttrNumber	attnum = pairs_column_attnum(heap, args->text_column, "text column");
+	Var		   *var = column_var(heap, attnum);
+
+	if (TypeCategory(var->vartype) != TYPCATEGORY_STRING)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("text column \"%s\" is of type %s, not a string type",
+						args->text_column, format_type_be(var->vartype)),
+				 errhint("Index an expression such as minhash(%s::text): exact => true then shingles that expression.",
+						 args->text_column)));
+	return var;
+}
+
+/*
+ * text_column's conversion to text, as the key's (check_key_code): code of
+ * a role other than the table owner's or a superuser's is refused (42501);
+ * true if it calls the owner's code, which must then run as the owner.
+ */
+bool
+pairs_text_as_owner(const PairsArgs *args, Relation heap, Node *textexpr)
+{
+	Oid			func;
+	Oid			domain;
+	bool		as_owner = minhash_runs_user_code(textexpr, heap, &func, &domain);
+
+	if (OidIsValid(func) || OidIsValid(domain))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("text column \"%s\" cannot be converted to text by %s",
+						args->text_column, args->funcname),
+				 errdetail("The conversion calls code of a role that is neither the owner of table \"%s\" nor a superuser.",
+						   RelationGetRelationName(heap))));
+	return as_owner;
+}
+
 /* The text expression and shingle spec of exact mode. */
 static void
 setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
@@ -264,19 +306,7 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 	}
 
 	if (args->text_column != NULL)
-	{
-		AttrNumber	attnum = pairs_column_attnum(part->heap, args->text_column, "text column");
-		Var		   *var = column_var(part->heap, attnum);
-
-		if (TypeCategory(var->vartype) != TYPCATEGORY_STRING)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("text column \"%s\" is of type %s, not a string type",
-							args->text_column, format_type_be(var->vartype)),
-					 errhint("Index an expression such as minhash(%s::text): exact => true then shingles that expression.",
-							 args->text_column)));
-		textexpr = (Node *) var;
-	}
+		textexpr = (Node *) pairs_text_column(args, part->heap);
 	else if (call != NULL)
 	{
 		textexpr = (Node *) linitial(call->args);
@@ -341,21 +371,8 @@ setup_exact(PairsRun *run, PairsPart *part, Oid ext_namespace, Bitmapset **used)
 									 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 	if (textexpr == NULL)
 		elog(ERROR, "could not convert the text to shingle to type text");
-	/* text_column's conversion to text, as the key's (check_key_code) */
 	if (!part->text_as_owner)
-	{
-		Oid			func;
-		Oid			domain;
-
-		part->text_as_owner = minhash_runs_user_code(textexpr, part->heap, &func, &domain);
-		if (OidIsValid(func) || OidIsValid(domain))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("text column \"%s\" cannot be converted to text by %s",
-							args->text_column, args->funcname),
-					 errdetail("The conversion calls code of a role that is neither the owner of table \"%s\" nor a superuser.",
-							   RelationGetRelationName(part->heap))));
-	}
+		part->text_as_owner = pairs_text_as_owner(args, part->heap, textexpr);
 	assign_expr_collations(NULL, textexpr);
 	pull_varattnos(textexpr, 1, used);
 	part->text_expr = ExecPrepareExpr((Expr *) textexpr, run->estate);
@@ -509,20 +526,30 @@ keep_var(PairsRun *run, Relation heap, Bitmapset **used)
 	return var;
 }
 
-/* The keep column's type, with the btree order that ranks the rows (42883 without one). */
-static void
-set_keep_type(PairsRun *run, const Var *var)
+/*
+ * The keep column's type must have the btree order that ranks the rows
+ * (42883 without one). Also for Citus tables (citus_pairs.cpp).
+ */
+void
+pairs_check_keep_order(const char *keep_column, Oid typid)
 {
-	TypeCacheEntry *tce = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	TypeCacheEntry *tce = lookup_type_cache(typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 
 	if (!OidIsValid(tce->lt_opr) || !OidIsValid(tce->gt_opr))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
 				 errmsg("could not identify an ordering operator for type %s",
-						format_type_be(var->vartype)),
+						format_type_be(typid)),
 				 errdetail("The keep column \"%s\" ranks the rows of each cluster by its type's btree order.",
-						   run->args.keep_column),
+						   keep_column),
 				 errhint("Keep by a column of a type with a btree operator class, such as a length or a timestamp.")));
+}
+
+/* The keep column's type, with the btree order that ranks the rows. */
+static void
+set_keep_type(PairsRun *run, const Var *var)
+{
+	pairs_check_keep_order(run->args.keep_column, var->vartype);
 	run->keep_type = var->vartype;
 	run->keep_collation = var->varcollid;
 	get_typlenbyval(run->keep_type, &run->keep_typlen, &run->keep_typbyval);
@@ -928,24 +955,26 @@ pairs_begin(PairsRun *run, const PairsArgs *args)
  * exact => true: one NOTICE for the rows whose text had more distinct
  * shingles than exact verification may hold (a quarter of work_mem,
  * pairs_exact.cpp). Their pairs were verified by the estimate rather than
- * failing the whole call for one oversized document.
+ * failing the whole call for one oversized document. Also for Citus tables.
  */
-static void
-pairs_report_too_large(PairsRun *run)
+void
+pairs_notice_too_large(const char *funcname, long n)
 {
-	long		n;
-
-	if (run->too_large == NULL)
-		return;
-	n = hash_get_num_entries(run->too_large);
 	ereport(NOTICE,
 			(errmsg_plural("%s: %ld row too large for exact verification within work_mem was verified by its estimate",
 						   "%s: %ld rows too large for exact verification within work_mem were verified by their estimate",
-						   n, run->args.funcname, n),
+						   n, funcname, n),
 			 errdetail("Exact verification keeps 8 bytes per distinct shingle of a row, at most a quarter of work_mem (%d kB: %zu shingles). "
 					   "A pair with a row that has more is verified, and its similarity reported, by the estimate of the two signatures.",
 					   work_mem, pairs_shingle_limit()),
 			 errhint("Raise work_mem for this query to verify them exactly.")));
+}
+
+static void
+pairs_report_too_large(PairsRun *run)
+{
+	if (run->too_large != NULL)
+		pairs_notice_too_large(run->args.funcname, hash_get_num_entries(run->too_large));
 }
 
 void
