@@ -21,9 +21,11 @@
  *                       one-element signatures, which can
  *  citus_stats.cpp      minhash_lsh_stats summed over the shards' indexes,
  *                       minhash_lsh_recall read off them
- *  citus_pairs.cpp      minhash_similar_pairs / minhash_clusters computed by
+ *  citus_pairs*.cpp     minhash_similar_pairs / minhash_clusters computed by
  *                       Citus's own distributed execution: band keys
  *                       repartitioned by key, candidates verified on the workers
+ *                       (the call checked and planned in citus_pairs_plan.cpp,
+ *                       the statements run in citus_pairs_run.cpp)
  *
  * Nothing here links to Citus: it reads Citus's catalogs and calls its SQL
  * functions, so the extension loads and works where Citus is absent.

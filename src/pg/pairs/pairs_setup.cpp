@@ -222,7 +222,7 @@ minhash_text_call(Relation index, Oid ext_namespace)
 
 /*
  * text_column of exact mode in a table: a string-type column (42804
- * otherwise). Also for Citus tables (citus_pairs.cpp).
+ * otherwise). Also for Citus tables (citus_pairs_plan.cpp).
  */
 Var *
 pairs_text_column(const PairsArgs *args, Relation heap)
@@ -528,7 +528,7 @@ keep_var(PairsRun *run, Relation heap, Bitmapset **used)
 
 /*
  * The keep column's type must have the btree order that ranks the rows
- * (42883 without one). Also for Citus tables (citus_pairs.cpp).
+ * (42883 without one). Also for Citus tables (citus_pairs_plan.cpp).
  */
 void
 pairs_check_keep_order(const char *keep_column, Oid typid)
