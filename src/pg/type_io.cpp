@@ -270,7 +270,8 @@ minhash_recv(PG_FUNCTION_ARGS)
 	if ((h.flags & MINHASH_FLAGS_FAMILY_MASK) == MINHASH_FAMILY_DATASKETCH && h.seed > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid datasketch seed %llu in binary minhash", (unsigned long long) h.seed)));
+				 errmsg("invalid datasketch seed %lld in binary minhash", (long long) (int64) h.seed),
+				 errdetail("A datasketch seed is between 0 and %u.", (unsigned) PG_UINT32_MAX)));
 
 	sig = minhash_sig_alloc_width(h.num_perm, h.seed, h.flags & MINHASH_FLAGS_FAMILY_MASK,
 								  (int) width);
