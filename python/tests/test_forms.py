@@ -125,7 +125,8 @@ def binary(version=1, flags=0, num_perm=2, seed=1, values=(1, 2), extra=b"", siz
 BAD_BINARY = [b"", b"\x01\x00\x00", binary(version=2), binary(flags=3), binary(flags=0x10),
               binary(flags=0x30), binary(flags=0x40), binary(flags=0x12, size=1),
               binary(num_perm=0, values=()), binary(num_perm=1025, values=()),
-              binary(num_perm=3), binary(extra=b"\x00"), binary(flags=1, seed=1 << 32)]
+              binary(num_perm=3), binary(extra=b"\x00"), binary(flags=1, seed=1 << 32),
+              binary(flags=0x21, seed=(1 << 64) - 1, size=1)]
 
 
 @pytest.mark.parametrize("data", BAD_BINARY, ids=range(len(BAD_BINARY)))

@@ -511,7 +511,9 @@ std::tuple<int, int, uint64_t, Values> decode_binary(const py::object &data) {
                               " bytes, got " + std::to_string(have));
     const HashFamily family = static_cast<HashFamily>(h.flags & kFlagsFamilyMask);
     if (family == HashFamily::Datasketch && h.seed > minhash::kMaxDatasketchSeed)
-        throw py::value_error("invalid datasketch seed " + std::to_string(h.seed) +
+        // signed, as the server's message and minhash_seed() show a seed
+        throw py::value_error("invalid datasketch seed " +
+                              std::to_string(static_cast<int64_t>(h.seed)) +
                               " in binary minhash");
     Values values = new_values(h.num_perm);
     minhash::decode_signature_values(bytes, have, h.num_perm, values.mutable_data(), width);
