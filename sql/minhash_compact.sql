@@ -32,6 +32,11 @@ SELECT 'bits16:1:[1,65536]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
 SELECT 'bits12:1:[1]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
+-- the family before the width tag, each once: the detail says so rather
+-- than that a seed was expected
+SELECT 'bits16:oph:1:[1]'::minhash;
+SELECT 'oph:oph:1:[1]'::minhash;
+SELECT 'bits8:bits16:1:[1]'::minhash;
 SELECT minhash_from_array('{1,256}', 'native', 1, 8);
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash('a b', bits => 12);

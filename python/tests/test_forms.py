@@ -86,7 +86,7 @@ BAD_TEXT = ["", "1", "1:", "1:[", "1:[]", "1:[1,]", "1:[1 2]", "1:[4294967296]",
             "1:[1] x", "x:[1]", "murmur:1:[1]", "datasketch:-1:[1]", "datasketch:4294967296:[1]",
             "9223372036854775808:[1]", "1:[" + ",".join(["1"] * 1025) + "]",
             "Ⓒ" * 40 + ":[1]", "bits16:1:[65536]", "oph:bits8:1:[1,256]", "bits12:1:[1]",
-            "bits16:oph:1:[1]", "bits16:1:[]"]
+            "bits16:oph:1:[1]", "bits16:1:[]", "oph:oph:1:[1]", "bits8:bits16:1:[1]"]
 
 
 @pytest.mark.parametrize("text", BAD_TEXT, ids=range(len(BAD_TEXT)))
