@@ -32,6 +32,11 @@ SELECT 'bits16:1:[1,65536]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
 SELECT 'bits12:1:[1]'::minhash;
 \echo :LAST_ERROR_SQLSTATE
+-- the family before the width tag, each once: the detail says so rather
+-- than that a seed was expected
+SELECT 'bits16:oph:1:[1]'::minhash;
+SELECT 'oph:oph:1:[1]'::minhash;
+SELECT 'bits8:bits16:1:[1]'::minhash;
 SELECT minhash_from_array('{1,256}', 'native', 1, 8);
 \echo :LAST_ERROR_SQLSTATE
 SELECT minhash('a b', bits => 12);
@@ -167,7 +172,8 @@ INSERT INTO raw16 VALUES
     (1, '\x011000020000000000000001ffff0001'),  -- valid: bits16:1:[65535,1]
     (2, '\x0110000200000000000000010001'),      -- 2 values announced, 1 sent
     (3, '\x012000020000000000000001ff01'),      -- valid: bits8:1:[255,1]
-    (4, '\x013000010000000000000001ff');        -- width code 3 does not exist
+    (4, '\x013000010000000000000001ff'),       -- width code 3 does not exist
+    (5, '\x01210002ffffffffffffffff0102');      -- datasketch, seed -1: out of its range
 CREATE TEMP TABLE raw16_back (id int, s minhash);
 DO $$
 DECLARE

@@ -100,6 +100,50 @@ SELECT (SELECT count(*) FROM via_scan) AS scan_pairs,
        (SELECT count(*) FROM (SELECT * FROM via_scan EXCEPT SELECT * FROM via_index) d) AS missed_by_index,
        (SELECT count(*) FROM (SELECT * FROM via_index EXCEPT SELECT * FROM via_scan) d) AS extra_in_index;
 SELECT count(*) AS lsh_check_problems FROM minhash_lsh_check('ophdocs_lsh');
+
+-- compact oph signatures (densified, then narrowed to 16 bits) of small
+-- sets (many empty bins; each cluster's rows at similarities 0.1 to 1),
+-- through an index's pending list and after VACUUM: % through the index,
+-- the pairs walk and minhash_match return no pair the per-row comparison
+-- rejects, and the same pairs from the pending list as from the tree
+CREATE TEMP TABLE oph16 (i int, sig minhash(128, 16)) WITH (autovacuum_enabled = off);
+CREATE INDEX oph16_lsh ON oph16 USING lsh (sig) WITH (threshold = 0.3);
+CREATE TEMP TABLE oph16_rows AS
+SELECT c * 10 + m AS i,
+       minhash(ARRAY(SELECT c * 1000 + j FROM generate_series(1, 4 + c % 40) j WHERE j % 10 >= m),
+               family => 'oph', bits => 16) AS sig
+FROM generate_series(1, 40) c, generate_series(0, 9) m;
+INSERT INTO oph16 SELECT * FROM oph16_rows WHERE i % 2 = 0;
+VACUUM oph16;
+INSERT INTO oph16 SELECT * FROM oph16_rows WHERE i % 2 = 1;
+SELECT live_rows, pending_rows FROM minhash_lsh_stats('oph16_lsh');
+CREATE TEMP TABLE oph16_seq AS
+SELECT a.i, b.i AS j FROM oph16 a JOIN oph16 b ON jaccard(a.sig, b.sig) >= 0.3;
+CREATE TEMP TABLE oph16_got (at text, form text, i int, j int);
+CREATE FUNCTION pg_temp.oph16_collect(at text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    INSERT INTO oph16_got SELECT at, '%', a.i, b.i FROM oph16 a JOIN oph16 b ON b.sig % a.sig;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    INSERT INTO oph16_got SELECT at, 'pairs', key_a, key_b FROM minhash_similar_pairs('oph16_lsh', 'i', 0.3);
+    INSERT INTO oph16_got SELECT at, 'match', batch_key, key FROM minhash_match('oph16_lsh', 'i', 'oph16', 'i', 'sig', 0.3);
+END $$;
+SELECT pg_temp.oph16_collect('pending');
+VACUUM oph16;
+SELECT pending_rows FROM minhash_lsh_stats('oph16_lsh');
+SELECT pg_temp.oph16_collect('tree');
+SELECT count(*) AS lsh_check_problems FROM minhash_lsh_check('oph16_lsh', true);
+SELECT at, form, count(*) AS found,
+       count(*) FILTER (WHERE NOT EXISTS (SELECT FROM oph16_seq s WHERE s.i = g.i AND s.j = g.j)) AS rejected,
+       (SELECT count(*) FROM oph16_seq s
+        WHERE (form <> 'pairs' OR s.i < s.j)
+          AND NOT EXISTS (SELECT FROM oph16_got h WHERE h.at = g.at AND h.form = g.form AND h.i = s.i AND h.j = s.j))
+           AS missed
+FROM oph16_got g GROUP BY at, form ORDER BY form, at;
+SELECT count(*) AS differ_pending_tree
+FROM ((SELECT form, i, j FROM oph16_got WHERE at = 'pending' EXCEPT SELECT form, i, j FROM oph16_got WHERE at = 'tree')
+      UNION ALL
+      (SELECT form, i, j FROM oph16_got WHERE at = 'tree' EXCEPT SELECT form, i, j FROM oph16_got WHERE at = 'pending')) d;
 RESET minhash.similarity_threshold;
 
 -- minhash.simd chooses the kernel of the native family: every choice signs alike

@@ -161,3 +161,15 @@ SELECT * FROM minhash_clusters('pf_idx', 'id');
 \echo :LAST_ERROR_SQLSTATE
 SELECT jaccard(a.sig, b.sig) FROM pf a, pf b WHERE a.id = 1 AND b.id = 2;
 DROP TABLE pf;
+
+-- partitions whose signatures have different seeds, negative ones among
+-- them: the detail names each seed as minhash_seed() and the text form do
+CREATE TABLE ps (id int NOT NULL, sig minhash) PARTITION BY LIST (id);
+CREATE TABLE ps_a PARTITION OF ps FOR VALUES IN (1);
+CREATE TABLE ps_b PARTITION OF ps FOR VALUES IN (2);
+INSERT INTO ps VALUES (1, minhash('one two three', seed => -5)), (2, minhash('one two three', seed => -6));
+CREATE INDEX ps_idx ON ps USING lsh (sig);
+SELECT * FROM minhash_similar_pairs('ps_idx', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT DISTINCT minhash_seed(sig) FROM ps ORDER BY 1;
+DROP TABLE ps;

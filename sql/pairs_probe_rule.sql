@@ -119,6 +119,9 @@ $$;
 SELECT t, round(r.similarity::numeric, 2) AS similarity, r.depth, round(r.recall::numeric, 4) AS recall,
        abs(r.recall - pr_formula(r.similarity, r.depth)) < 1e-12 AS formula
 FROM unnest(ARRAY[0.5, 0.7, 0.8, 0.9, 0.97]) t, minhash_lsh_recall('pr_sig9', t) r;
+-- the similarities as written, without the float noise of t + 0.1
+SELECT t, array_agg(r.similarity) AS similarities
+FROM unnest(ARRAY[0.05, 0.7, 0.123]) t, minhash_lsh_recall('pr_sig9', t) r GROUP BY t ORDER BY t;
 -- the depth follows minhash.lsh_recall, and so does the recall
 SET minhash.lsh_recall = 0.9999;
 SELECT round(similarity::numeric, 2) AS similarity, depth, round(recall::numeric, 4) AS recall FROM minhash_lsh_recall('pr_sig9', 0.9);

@@ -86,7 +86,7 @@ BAD_TEXT = ["", "1", "1:", "1:[", "1:[]", "1:[1,]", "1:[1 2]", "1:[4294967296]",
             "1:[1] x", "x:[1]", "murmur:1:[1]", "datasketch:-1:[1]", "datasketch:4294967296:[1]",
             "9223372036854775808:[1]", "1:[" + ",".join(["1"] * 1025) + "]",
             "Ⓒ" * 40 + ":[1]", "bits16:1:[65536]", "oph:bits8:1:[1,256]", "bits12:1:[1]",
-            "bits16:oph:1:[1]", "bits16:1:[]"]
+            "bits16:oph:1:[1]", "bits16:1:[]", "oph:oph:1:[1]", "bits8:bits16:1:[1]"]
 
 
 @pytest.mark.parametrize("text", BAD_TEXT, ids=range(len(BAD_TEXT)))
@@ -125,7 +125,8 @@ def binary(version=1, flags=0, num_perm=2, seed=1, values=(1, 2), extra=b"", siz
 BAD_BINARY = [b"", b"\x01\x00\x00", binary(version=2), binary(flags=3), binary(flags=0x10),
               binary(flags=0x30), binary(flags=0x40), binary(flags=0x12, size=1),
               binary(num_perm=0, values=()), binary(num_perm=1025, values=()),
-              binary(num_perm=3), binary(extra=b"\x00"), binary(flags=1, seed=1 << 32)]
+              binary(num_perm=3), binary(extra=b"\x00"), binary(flags=1, seed=1 << 32),
+              binary(flags=0x21, seed=(1 << 64) - 1, size=1)]
 
 
 @pytest.mark.parametrize("data", BAD_BINARY, ids=range(len(BAD_BINARY)))

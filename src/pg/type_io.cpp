@@ -63,7 +63,8 @@ bad_literal(const char *str, const char *detail)
 			 errmsg("invalid input syntax for type %s: \"%.*s%s\"", "minhash",
 					shown, str, shown < len ? "..." : ""),
 			 errdetail_internal("%s", detail),
-			 errhint("The text form is seed:[v1,v2,...,vk] with 1 to %d unsigned 32-bit values.",
+			 errhint("The text form is [family:][bitsN:]seed:[v1,v2,...,vk] with 1 to %d values, "
+					 "unsigned 32-bit integers (16- or 8-bit after bits16: or bits8:).",
 					 MINHASH_MAX_NUM_PERM)));
 }
 
@@ -150,6 +151,23 @@ text_error_detail(minhash::SigTextError e)
 	return "Invalid signature.";
 }
 
+/*
+ * A family name or width tag where the seed should be: the two out of order
+ * (bits16:oph:1:[...]) or one written twice.
+ */
+static bool
+misplaced_prefix(std::string_view at_seed)
+{
+	minhash::HashFamily family;
+	minhash::ValueWidth width;
+	size_t		rest = 0;
+
+	if (minhash::parse_family_prefix(at_seed, &family, &rest) && rest > 0)
+		return true;
+	rest = 0;
+	return minhash::parse_width_prefix(at_seed, &width, &rest) && rest > 0;
+}
+
 extern "C" Datum
 minhash_in(PG_FUNCTION_ARGS)
 {
@@ -174,6 +192,8 @@ minhash_in(PG_FUNCTION_ARGS)
 		bad_literal(str, "Unknown width before the seed: valid tags are bits8, bits16 and bits32.");
 	rest += after_width;
 	e = minhash::parse_signature_text(text.substr(rest), &seed, values, MINHASH_MAX_NUM_PERM, &n);
+	if (e == minhash::SigTextError::BadSeed && misplaced_prefix(text.substr(rest)))
+		bad_literal(str, "The hash family comes first, then the width tag, each at most once, then the seed: oph:bits16:1:[...].");
 	if (e != minhash::SigTextError::Ok)
 		bad_literal(str, text_error_detail(e));
 	if (width != minhash::ValueWidth::Bits32)
@@ -270,7 +290,8 @@ minhash_recv(PG_FUNCTION_ARGS)
 	if ((h.flags & MINHASH_FLAGS_FAMILY_MASK) == MINHASH_FAMILY_DATASKETCH && h.seed > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid datasketch seed %llu in binary minhash", (unsigned long long) h.seed)));
+				 errmsg("invalid datasketch seed %lld in binary minhash", (long long) (int64) h.seed),
+				 errdetail("A datasketch seed is between 0 and %u.", (unsigned) PG_UINT32_MAX)));
 
 	sig = minhash_sig_alloc_width(h.num_perm, h.seed, h.flags & MINHASH_FLAGS_FAMILY_MASK,
 								  (int) width);

@@ -421,6 +421,18 @@ const char *text_error_detail(minhash::SigTextError e) {
     throw py::error_already_set();
 }
 
+// A family name or width tag where the seed should be (as minhash_in): the
+// two out of order (bits16:oph:1:[...]) or one written twice.
+bool misplaced_prefix(std::string_view at_seed) {
+    HashFamily family;
+    ValueWidth width;
+    size_t rest = 0;
+    if (minhash::parse_family_prefix(at_seed, &family, &rest) && rest > 0)
+        return true;
+    rest = 0;
+    return minhash::parse_width_prefix(at_seed, &width, &rest) && rest > 0;
+}
+
 // minhash_in: (family, bits, seed as signed 64-bit, values widened)
 std::tuple<int, int, int64_t, Values> parse_text(std::string_view text) {
     HashFamily family = HashFamily::Native;
@@ -438,6 +450,9 @@ std::tuple<int, int, int64_t, Values> parse_text(std::string_view text) {
     int n = 0;
     const minhash::SigTextError e = minhash::parse_signature_text(
         text.substr(rest), &seed, buf.data(), minhash::kMaxNumPerm, &n);
+    if (e == minhash::SigTextError::BadSeed && misplaced_prefix(text.substr(rest)))
+        bad_literal(text, "The hash family comes first, then the width tag, each at most once, "
+                          "then the seed: oph:bits16:1:[...].");
     if (e != minhash::SigTextError::Ok)
         bad_literal(text, text_error_detail(e));
     if (width != ValueWidth::Bits32) {
@@ -511,7 +526,9 @@ std::tuple<int, int, uint64_t, Values> decode_binary(const py::object &data) {
                               " bytes, got " + std::to_string(have));
     const HashFamily family = static_cast<HashFamily>(h.flags & kFlagsFamilyMask);
     if (family == HashFamily::Datasketch && h.seed > minhash::kMaxDatasketchSeed)
-        throw py::value_error("invalid datasketch seed " + std::to_string(h.seed) +
+        // signed, as the server's message and minhash_seed() show a seed
+        throw py::value_error("invalid datasketch seed " +
+                              std::to_string(static_cast<int64_t>(h.seed)) +
                               " in binary minhash");
     Values values = new_values(h.num_perm);
     minhash::decode_signature_values(bytes, have, h.num_perm, values.mutable_data(), width);

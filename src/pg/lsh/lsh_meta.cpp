@@ -253,7 +253,8 @@ lsh_check_signature(Relation index, const LshIndexParams *params, const MinHashS
 				 errdetail("The index holds signatures with num_perm = %d and seed = %lld; "
 						   "this one has num_perm = %d and seed = %lld.",
 						   params->num_perm, (long long) params->seed,
-						   (int) sig->num_perm, (long long) sig->seed)));
+						   (int) sig->num_perm, (long long) sig->seed),
+				 errhint("Signatures are comparable only when built with the same hash family, num_perm and seed.")));
 	/* chance collisions depend on the width: so do estimates and band keys */
 	if (MinHashSigWidth(sig) != params->sig_width)
 		ereport(ERROR,

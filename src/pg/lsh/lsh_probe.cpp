@@ -30,6 +30,7 @@
 #include "pg/pg_prelude.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "pg/citus/citus.h"
 #include "pg/lsh/lsh.h"
@@ -322,7 +323,8 @@ minhash_lsh_recall(PG_FUNCTION_ARGS)
 	depth = params.num_perm > 0 ? lsh_probe_depth(&params, t) : 0;
 	for (int i = 0; i <= 2; i++)
 	{
-		double		s = Min(1.0, t + 0.05 * i);
+		/* t + 0.1 is 0.7999999999999999 for t = 0.7: show the sum as written */
+		double		s = i == 0 ? t : Min(1.0, std::rint((t + 0.05 * i) * 1e12) / 1e12);
 		Datum		values[3];
 		bool		nulls[3] = {false, params.num_perm == 0, params.num_perm == 0};
 

@@ -729,10 +729,11 @@ setup_part(PairsRun *run, PairsPart *part, Relation heap, Relation index, bool c
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the partitions of lsh index \"%s\" do not share their parameters",
 						run->indexname),
-				 errdetail("Index \"%s\" has k = %d, seed = %llu, %d bands of %d rows; another has k = %d, seed = %llu, %d bands of %d rows.",
+				 /* seeds signed, as minhash_seed() and the text form show them */
+				 errdetail("Index \"%s\" has k = %d, seed = %lld, %d bands of %d rows; another has k = %d, seed = %lld, %d bands of %d rows.",
 						   RelationGetRelationName(index), params.num_perm,
-						   (unsigned long long) params.seed, params.bands, params.rows,
-						   run->params.num_perm, (unsigned long long) run->params.seed,
+						   (long long) (int64) params.seed, params.bands, params.rows,
+						   run->params.num_perm, (long long) (int64) run->params.seed,
 						   run->params.bands, run->params.rows),
 				 errhint("Rows of different partitions can be compared only through equal bands: give every partition's index the same WITH options and signatures of one k and seed.")));
 	else if (params.family != run->params.family)
