@@ -27,10 +27,13 @@ CREATE TABLE docs_bin (LIKE docs INCLUDING ALL);
 CREATE TABLE full_only (sig minhash);
 ALTER TABLE full_only REPLICA IDENTITY FULL;
 CREATE TABLE texts (id int PRIMARY KEY, body text);
+CREATE TABLE wide (id int PRIMARY KEY, note text, sig minhash(1024));
+CREATE TABLE wide_full (note text, sig minhash);
+ALTER TABLE wide_full REPLICA IDENTITY FULL;
 };
 $pub->safe_psql('postgres', $schema . q{
 CREATE TABLE narrow (id int PRIMARY KEY, sig minhash);
-CREATE PUBLICATION p FOR TABLE docs, full_only, texts;
+CREATE PUBLICATION p FOR TABLE docs, full_only, texts, wide, wide_full;
 CREATE PUBLICATION pb FOR TABLE docs_bin;
 CREATE PUBLICATION pn FOR TABLE narrow;
 });
@@ -42,6 +45,8 @@ CREATE INDEX docs_c ON docs USING lsh (c);
 CREATE INDEX docs_o ON docs USING lsh (o) WITH (fastupdate = off);
 CREATE INDEX docs_bin_sig ON docs_bin USING lsh (sig);
 CREATE INDEX full_sig ON full_only USING lsh (sig);
+CREATE INDEX wide_sig ON wide USING lsh (sig);
+CREATE INDEX wide_full_sig ON wide_full USING lsh (sig);
 CREATE ROLE alice;
 ALTER TABLE texts OWNER TO alice;
 CREATE INDEX texts_sig ON texts USING lsh (minhash(body, 'char', 4)) WITH (pending_list_limit = 64);
@@ -60,7 +65,10 @@ INSERT INTO %s SELECT g,
 my $texts = q{INSERT INTO texts SELECT g, repeat(md5((g/8)::text), 4) || md5(g::text) FROM generate_series(%d, %d) g;};
 $pub->safe_psql('postgres', sprintf($fill, 'docs', 1, 200) . sprintf($fill, 'docs_bin', 1, 200)
 	. sprintf($texts, 1, 300)
-	. 'INSERT INTO full_only SELECT minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 50) g');
+	. 'INSERT INTO full_only SELECT minhash(ARRAY[g, g + 1, g + 2]) FROM generate_series(1, 50) g;'
+	# k = 1024: 4112 bytes, stored out of line (TOAST)
+	. 'INSERT INTO wide SELECT g, NULL, minhash(ARRAY[g / 4, g], num_perm => 1024) FROM generate_series(1, 40) g;'
+	. 'INSERT INTO wide_full SELECT NULL, minhash(ARRAY[g / 4, g], num_perm => 1024) FROM generate_series(1, 40) g;');
 
 my $conn = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION p");
@@ -86,6 +94,9 @@ DELETE FROM docs WHERE id % 10 = 4;
 UPDATE docs_bin SET c = NULL, sig = minhash(ARRAY[id, -1]) WHERE id % 10 = 3;
 DELETE FROM docs_bin WHERE id % 10 = 4;
 UPDATE texts SET body = 'x' WHERE id % 7 = 0;
+UPDATE wide SET note = 'n' WHERE id % 3 = 0;
+UPDATE wide_full SET note = 'n' WHERE minhash_to_array(sig) IN (SELECT minhash_to_array(sig) FROM wide_full ORDER BY sig LIMIT 10);
+DELETE FROM wide_full WHERE sig IN (SELECT sig FROM wide_full ORDER BY sig LIMIT 5 OFFSET 20);
 UPDATE full_only SET sig = minhash(ARRAY[-1]) WHERE sig IN (SELECT sig FROM full_only ORDER BY sig LIMIT 5);
 DELETE FROM full_only WHERE sig IN (SELECT sig FROM full_only ORDER BY sig LIMIT 5 OFFSET 20);
 });
@@ -96,7 +107,11 @@ $same->(sprintf($rows, 'docs_bin'), 'streamed changes (binary)');
 $same->(q{SELECT count(*) || ' ' || string_agg(sig::text, ',' ORDER BY sig) FROM full_only},
 	'UPDATE and DELETE of a REPLICA IDENTITY FULL table of one minhash column');
 
-for my $index ('docs_sig', 'docs_c', 'docs_o', 'docs_bin_sig', 'full_sig', 'texts_sig')
+$same->(q{SELECT string_agg(id || coalesce(note, '-') || sig::text, ',' ORDER BY id) FROM wide},
+	'an UPDATE of another column keeps an out-of-line signature (unchanged TOAST)');
+$same->(q{SELECT count(*) || ' ' || string_agg(coalesce(note, '-') || sig::text, ',' ORDER BY sig) FROM wide_full},
+	'REPLICA IDENTITY FULL finds rows by out-of-line signatures');
+for my $index ('docs_sig', 'docs_c', 'docs_o', 'docs_bin_sig', 'full_sig', 'texts_sig', 'wide_sig', 'wide_full_sig')
 {
 	is($sub->safe_psql('postgres', "SELECT count(*) FROM minhash_lsh_check('$index', heapallindexed => true)"),
 		'0', "$index, maintained by the apply worker, is clean");
