@@ -1,6 +1,7 @@
 # Logical replication and logical decoding of minhash columns.
 #
-# A subscriber applies rows through the type's input function (text
+# A subscriber applies rows (whole transactions, and large ones streamed
+# while in progress) through the type's input function (text
 # subscriptions, and the initial COPY) or its receive function (binary = true),
 # with the subscriber column's typmod; its own lsh indexes (plain, compact,
 # oph, an expression index on a table owned by another role, pending list on
@@ -19,7 +20,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use MinhashTAP;
 
-my $pub = minhash_node('pub', { allows_streaming => 'logical' }, 'autovacuum = off');
+# logical_decoding_work_mem at its minimum: the text subscription's large
+# transactions are streamed while in progress (streaming = on) and applied
+# from the subscriber's spool file at commit
+my $pub = minhash_node('pub', { allows_streaming => 'logical' }, 'autovacuum = off',
+	'logical_decoding_work_mem = 64kB');
 my $sub = minhash_node('sub', {}, 'autovacuum = off');
 my $schema = q{
 CREATE TABLE docs (id int PRIMARY KEY, sig minhash, c minhash(128, 16), o minhash);
@@ -71,7 +76,7 @@ $pub->safe_psql('postgres', sprintf($fill, 'docs', 1, 200) . sprintf($fill, 'doc
 	. 'INSERT INTO wide_full SELECT NULL, minhash(ARRAY[g / 4, g], num_perm => 1024) FROM generate_series(1, 40) g;');
 
 my $conn = $pub->connstr . ' dbname=postgres';
-$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION p");
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION p WITH (streaming = on)");
 $sub->safe_psql('postgres', "CREATE SUBSCRIPTION sb CONNECTION '$conn' PUBLICATION pb WITH (binary = true)");
 $sub->wait_for_subscription_sync($pub, 's');
 $sub->wait_for_subscription_sync($pub, 'sb');
@@ -102,6 +107,9 @@ DELETE FROM full_only WHERE sig IN (SELECT sig FROM full_only ORDER BY sig LIMIT
 });
 $pub->wait_for_catchup('s');
 $pub->wait_for_catchup('sb');
+# (the walsender reports its slot's statistics when it is idle)
+ok($pub->poll_query_until('postgres', "SELECT stream_txns > 0 FROM pg_stat_replication_slots WHERE slot_name = 's'"),
+	'the text subscription received streamed transactions');
 $same->(sprintf($rows, 'docs'), 'streamed changes (text)');
 $same->(sprintf($rows, 'docs_bin'), 'streamed changes (binary)');
 $same->(q{SELECT count(*) || ' ' || string_agg(sig::text, ',' ORDER BY sig) FROM full_only},
