@@ -712,6 +712,34 @@ my ($wn, $wm, $wdiff) = split /\|/, $out // '';
 ok($ret == 0 && $wn == $wm && $wdiff == 0 && $wn > 100,
 	'a table, its columns, index, schema and collation named with quotes, dots and spaces: the plain table\'s clusters') or diag $err;
 
+# The shards' index statistics are read on the workers by the shard index's
+# name, under the worker connection's search_path, whose "$user" comes
+# first: a schema named after the caller, created by another role, must not
+# put that role's index in the place of the shard's (the name is qualified)
+$coord->safe_psql('postgres', q{
+CREATE ROLE rv LOGIN;
+GRANT CREATE ON SCHEMA public TO rv;
+SET ROLE rv;
+CREATE TABLE rv_t (id bigint NOT NULL, sig minhash);
+SELECT create_distributed_table('rv_t', 'id', colocate_with => 'none');
+INSERT INTO rv_t SELECT g, win_sig(g) FROM generate_series(0, 199) g;
+CREATE INDEX rv_t_lsh ON rv_t USING lsh (sig);
+});
+my $rv_stats = q{SET ROLE rv; SELECT count(*) FROM minhash_similar_pairs('rv_t_lsh', 'id', 0.5)};
+my $rv_before = $coord->safe_psql('postgres', $rv_stats);
+my @shard_idx = split /\n/, $coord->safe_psql('postgres',
+	q{SELECT shard_name('rv_t_lsh', shardid) FROM pg_dist_shard WHERE logicalrelid = 'rv_t'::regclass});
+for my $w (@workers)
+{
+	$w->safe_psql('postgres', 'SET citus.enable_ddl_propagation = off; CREATE SCHEMA rv AUTHORIZATION mallory; GRANT USAGE ON SCHEMA rv TO rv;');
+	$w->safe_psql('postgres', 'SET citus.enable_ddl_propagation = off; SET ROLE mallory; CREATE TABLE rv.planted (sig minhash); GRANT SELECT ON rv.planted TO PUBLIC; '
+		  . join('', map { "CREATE INDEX $_ ON rv.planted USING lsh (sig); " } @shard_idx));
+}
+($ret, $out, $err) = $coord->psql('postgres', $rv_stats);
+ok($ret == 0 && $out eq $rv_before && $rv_before > 100,
+	"a schema named after the caller on the workers, holding another role's indexes of the shard indexes' names: the same $rv_before pairs")
+  or diag "$out: $err";
+
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),
 	'0', 'no scratch table is left behind');
