@@ -21,7 +21,9 @@
 #    are errors with hints, never 0 rows;
 #  - a table owner's code (a domain's CHECK on the distribution or key
 #    column, a cast of the key) never runs as the caller; collations outside
-#    pg_catalog are named with their schema in the statements;
+#    pg_catalog are named with their schema in the statements; another
+#    role's schema named after the caller on the workers does not stand in
+#    for the shards' indexes;
 #  - the same pairs on compact (16-bit) and oph signatures;
 #  - minhash_lsh_stats summed over the shards, minhash_lsh_recall read off
 #    them;
