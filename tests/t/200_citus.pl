@@ -19,6 +19,11 @@
 #    verification's memory bound and its NOTICE, NULL and empty texts);
 #    unsupported cases (and minhash_match on a distributed table's index)
 #    are errors with hints, never 0 rows;
+#  - a table owner's code (a domain's CHECK on the distribution or key
+#    column, a cast of the key) never runs as the caller; collations outside
+#    pg_catalog are named with their schema in the statements; another
+#    role's schema named after the caller on the workers does not stand in
+#    for the shards' indexes;
 #  - the same pairs on compact (16-bit) and oph signatures;
 #  - minhash_lsh_stats summed over the shards, minhash_lsh_recall read off
 #    them;
@@ -588,6 +593,154 @@ is($coord->safe_psql('postgres', "SET ROLE text_reader; SELECT count(*) > 100 FR
 	't', '... which gives text_reader the pairs on the estimate');
 $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM text_reader;
 	REVOKE SELECT ON docs_x, docs_x_ref FROM text_reader; DROP ROLE text_reader');
+
+# --- an attacker's table: code of its owner never runs as the caller ---
+# mallory owns tables whose columns are of her domains (a CHECK calling her
+# function) and of her enum (an assignment cast to bigint through her
+# function); her function raises an error when it runs as anyone else (it
+# is strict: NULL::mallory_id in the caller's own query runs none of it). One
+# server runs such code as the table owner; Citus cannot, so it must not
+# run (a domain's values travel in its base type) or the call is refused.
+$coord->safe_psql('postgres', q{
+CREATE ROLE mallory LOGIN;
+GRANT CREATE ON SCHEMA public TO mallory;
+CREATE FUNCTION mallory_ok(v bigint) RETURNS bool LANGUAGE plpgsql IMMUTABLE STRICT AS
+  $$ BEGIN IF current_user <> 'mallory' THEN RAISE EXCEPTION 'mallory''s code ran as %', current_user; END IF; RETURN true; END $$;
+ALTER FUNCTION mallory_ok(bigint) OWNER TO mallory;
+SET ROLE mallory;
+CREATE DOMAIN mallory_id AS bigint CHECK (mallory_ok(VALUE));
+CREATE TYPE mallory_mood AS ENUM ('a', 'b');
+RESET ROLE;
+});
+# the cast runs where the statements run: create it on every node as she would
+for my $node ($coord, @workers)
+{
+	$node->safe_psql('postgres', q{
+SET citus.enable_ddl_propagation = off;
+CREATE FUNCTION mallory_mood_int(m mallory_mood) RETURNS bigint LANGUAGE plpgsql IMMUTABLE AS
+  $$ BEGIN PERFORM public.mallory_ok(0::bigint); RETURN CASE WHEN m = 'a' THEN 1 ELSE 2 END; END $$;
+ALTER FUNCTION mallory_mood_int(mallory_mood) OWNER TO mallory;
+SET ROLE mallory;
+CREATE CAST (mallory_mood AS bigint) WITH FUNCTION mallory_mood_int(mallory_mood) AS ASSIGNMENT;
+});
+}
+$coord->safe_psql('postgres', q{
+SET ROLE mallory;
+CREATE TABLE mal_d (id mallory_id NOT NULL, sig minhash);
+SELECT create_distributed_table('mal_d', 'id');
+INSERT INTO mal_d SELECT g, win_sig(g) FROM generate_series(0, 199) g;
+CREATE INDEX mal_d_lsh ON mal_d USING lsh (sig);
+CREATE TABLE mal_k (id bigint NOT NULL, k mallory_id, mood mallory_mood, ks mallory_id[], sig minhash);
+SELECT create_distributed_table('mal_k', 'id');
+INSERT INTO mal_k SELECT g, g, 'a', ARRAY[g], win_sig(g) FROM generate_series(0, 199) g;
+CREATE INDEX mal_k_lsh ON mal_k USING lsh (sig);
+CREATE TABLE mal_k_ref AS SELECT * FROM mal_k;
+CREATE INDEX mal_k_ref_lsh ON mal_k_ref USING lsh (sig);
+});
+# a distribution column of her domain: refused before anything runs
+($ret, $out, $err) = $coord->psql('postgres', q{\set VERBOSITY verbose
+	SELECT count(*) FROM minhash_similar_pairs('mal_d_lsh', 'id', 0.5)});
+unlike($err, qr/mallory's code ran as/, "a distribution column of the owner's domain: its CHECK never runs as the caller");
+like($err, qr/ERROR:  0A000: minhash_similar_pairs on Citus table "mal_d" does not support distribution columns of types with a domain's CHECK constraint/,
+	'... the call is refused, saying why');
+# a key column of her domain, returned as itself: its values travel in the base type
+($ret, $out, $err) = $coord->psql('postgres',
+	q{SELECT count(*) FROM minhash_similar_pairs('mal_k_lsh', 'k', NULL::mallory_id, 0.5)});
+unlike($err, qr/mallory's code ran as/, "a key column of the owner's domain: its CHECK never runs as the caller");
+is($out, $coord->safe_psql('postgres',
+	q{SELECT count(*) FROM minhash_similar_pairs('mal_k_ref_lsh', 'k', NULL::mallory_id, 0.5)}),
+	'... and the pairs are the plain table\'s') or diag $err;
+cmp_ok($out || 0, '>', 100, '... which are many');
+# an array of her domain (its elements are checked wherever it is stored): refused as a key and as keep
+for my $case ([ q{minhash_similar_pairs('mal_k_lsh', 'ks', NULL::mallory_id[], 0.5)}, 'keys' ],
+	[ q{minhash_clusters('mal_k_lsh', 'id', 0.5, keep => 'ks')}, 'keep columns' ])
+{
+	($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose
+		SELECT count(*) FROM $case->[0]");
+	unlike($err, qr/mallory's code ran as/, "$case->[0]: the CHECK of her domain in an array never runs as the caller");
+	like($err, qr/ERROR:  0A000: minhash_\w+ on Citus table "mal_k" does not support $case->[1] of types with a domain's CHECK constraint in their elements or fields/,
+		'... the call is refused, saying why');
+}
+# a key column converted by her cast: refused (one server runs it as her)
+($ret, $out, $err) = $coord->psql('postgres', q{\set VERBOSITY verbose
+	SELECT count(*) FROM minhash_similar_pairs('mal_k_lsh', 'mood', NULL::bigint, 0.5)});
+unlike($err, qr/mallory's code ran as/, "a key converted by the owner's cast: the cast never runs as the caller");
+like($err, qr/ERROR:  0A000: minhash_similar_pairs on Citus table "mal_k" does not support key conversions that call user code/,
+	'... the call is refused, saying why');
+is($coord->safe_psql('postgres',
+	q{SELECT count(*) > 100 FROM minhash_similar_pairs('mal_k_ref_lsh', 'mood', NULL::bigint, 0.5)}), 't',
+	'... which one server runs as the table owner');
+
+# a collation outside pg_catalog, visible on the caller's search_path: named
+# with its schema in the statements (which run with search_path pg_catalog)
+$coord->safe_psql('postgres', q{
+CREATE COLLATION public.und_icu (provider = icu, locale = 'und');
+CREATE TABLE coll (id bigint NOT NULL, sig minhash, label text COLLATE public.und_icu);
+SELECT create_distributed_table('coll', 'id');
+INSERT INTO coll SELECT g, win_sig(g), chr(65 + (g % 4)::int) FROM generate_series(0, 199) g;
+CREATE INDEX coll_lsh ON coll USING lsh (sig);
+CREATE TABLE coll_ref AS SELECT * FROM coll;
+CREATE INDEX coll_ref_lsh ON coll_ref USING lsh (sig);
+});
+for my $f ("minhash_clusters('%s', 'id', 0.5, keep => 'label')", "minhash_similar_pairs('%s', 'label', NULL::text, 0.5)")
+{
+	($ret, $out, $err) = $coord->psql('postgres', sprintf(q{
+		CREATE TEMP TABLE a AS SELECT * FROM %s; CREATE TEMP TABLE b AS SELECT * FROM %s;
+		SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+		       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)},
+		sprintf($f, 'coll_lsh'), sprintf($f, 'coll_ref_lsh')));
+	my ($n, $m, $diff) = split /\|/, $out // '';
+	ok($ret == 0 && $n == $m && $diff == 0 && $n > 100,
+		"$f, a column in collation public.und_icu: the plain table's rows") or diag $err;
+}
+
+# names that need quoting, and a collation on the caller's search_path:
+# a schema, table, columns, index and collation with quotes, dots and spaces
+$coord->safe_psql('postgres', q{
+CREATE SCHEMA "we""ird sch.ema";
+CREATE COLLATION "we""ird sch.ema"."und icu" (provider = icu, locale = 'und');
+CREATE TABLE "we""ird sch.ema"."t""b l" ("i d" bigint NOT NULL, "s.ig" minhash, "la""bel" text COLLATE "we""ird sch.ema"."und icu");
+SELECT create_distributed_table('"we""ird sch.ema"."t""b l"', 'i d');
+INSERT INTO "we""ird sch.ema"."t""b l" SELECT * FROM coll_ref;
+CREATE INDEX "i""x" ON "we""ird sch.ema"."t""b l" USING lsh ("s.ig");
+});
+($ret, $out, $err) = $coord->psql('postgres', q{
+	SET search_path = "we""ird sch.ema", public;
+	CREATE TEMP TABLE a AS SELECT * FROM minhash_clusters('"we""ird sch.ema"."i""x"', 'i d', 0.5, keep => 'la"bel');
+	CREATE TEMP TABLE b AS SELECT * FROM minhash_clusters('coll_ref_lsh', 'id', 0.5, keep => 'label');
+	SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
+	       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)});
+my ($wn, $wm, $wdiff) = split /\|/, $out // '';
+ok($ret == 0 && $wn == $wm && $wdiff == 0 && $wn > 100,
+	'a table, its columns, index, schema and collation named with quotes, dots and spaces: the plain table\'s clusters') or diag $err;
+
+# The shards' index statistics are read on the workers by the shard index's
+# name, under the worker connection's search_path, whose "$user" comes
+# first: a schema named after the caller, created by another role, must not
+# put that role's index in the place of the shard's (the name is qualified)
+$coord->safe_psql('postgres', q{
+CREATE ROLE rv LOGIN;
+GRANT CREATE ON SCHEMA public TO rv;
+SET ROLE rv;
+CREATE TABLE rv_t (id bigint NOT NULL, sig minhash);
+SELECT create_distributed_table('rv_t', 'id', colocate_with => 'none');
+INSERT INTO rv_t SELECT g, win_sig(g) FROM generate_series(0, 199) g;
+CREATE INDEX rv_t_lsh ON rv_t USING lsh (sig);
+});
+my $rv_stats = q{SET ROLE rv; SELECT count(*) FROM minhash_similar_pairs('rv_t_lsh', 'id', 0.5)};
+my $rv_before = $coord->safe_psql('postgres', $rv_stats);
+my @shard_idx = split /\n/, $coord->safe_psql('postgres',
+	q{SELECT shard_name('rv_t_lsh', shardid) FROM pg_dist_shard WHERE logicalrelid = 'rv_t'::regclass});
+for my $w (@workers)
+{
+	$w->safe_psql('postgres', 'SET citus.enable_ddl_propagation = off; CREATE SCHEMA rv AUTHORIZATION mallory; GRANT USAGE ON SCHEMA rv TO rv;');
+	$w->safe_psql('postgres', 'SET citus.enable_ddl_propagation = off; SET ROLE mallory; CREATE TABLE rv.planted (sig minhash); GRANT SELECT ON rv.planted TO PUBLIC; '
+		  . join('', map { "CREATE INDEX $_ ON rv.planted USING lsh (sig); " } @shard_idx));
+}
+($ret, $out, $err) = $coord->psql('postgres', $rv_stats);
+ok($ret == 0 && $out eq $rv_before && $rv_before > 100,
+	"a schema named after the caller on the workers, holding another role's indexes of the shard indexes' names: the same $rv_before pairs")
+  or diag "$out: $err";
 
 # the scratch tables are gone
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname LIKE 'minhash_pairs_%'}),

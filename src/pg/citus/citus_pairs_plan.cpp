@@ -11,15 +11,20 @@
 #include "pg/compat.h"
 
 extern "C" {
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/index.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_coerce.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/ruleutils.h"
@@ -41,6 +46,106 @@ static const char *
 qualified_type(Oid typid, int32 typmod)
 {
 	return format_type_extended(typid, typmod, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
+
+/*
+ * COLLATE's argument, schema-qualified: generate_collation_name leaves out
+ * the schema of a collation visible on the caller's search_path, and the
+ * statements run with another (pg_catalog, pg_temp), where it would name no
+ * collation or another one.
+ */
+static const char *
+qualified_collation(Oid collid)
+{
+	HeapTuple	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+	Form_pg_collation coll;
+	const char *result;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for collation %u", collid);
+	coll = (Form_pg_collation) GETSTRUCT(tp);
+	result = quote_qualified_identifier(get_namespace_name(coll->collnamespace), NameStr(coll->collname));
+	ReleaseSysCache(tp);
+	return result;
+}
+
+/* a type with its typmod and, if it has one, COLLATE and its collation */
+static const char *
+qualified_type_collate(Oid typid, int32 typmod, Oid collid)
+{
+	const char *type = qualified_type(typid, typmod);
+
+	return OidIsValid(collid) ? psprintf("%s COLLATE %s", type, qualified_collation(collid)) : type;
+}
+
+/* the type a domain is defined over (itself a domain, maybe) */
+static Oid
+immediate_base_type(Oid domain)
+{
+	HeapTuple	tp = SearchSysCache1(TYPEOID, ObjectIdGetDatum(domain));
+	Oid			result;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for type %u", domain);
+	result = ((Form_pg_type) GETSTRUCT(tp))->typbasetype;
+	ReleaseSysCache(tp);
+	return result;
+}
+
+/* does the domain itself (not the type it is over) have a CHECK constraint? */
+static bool
+domain_own_check(Oid domain)
+{
+	Relation	rel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(domain));
+	scan = systable_beginscan(rel, ConstraintTypidIndexId, true, NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+		found = ((Form_pg_constraint) GETSTRUCT(tup))->contype == CONSTRAINT_CHECK;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * Does storing a value of typid check a domain's CHECK constraint -- of the
+ * type, a domain, or of a domain it holds: its base type, array elements,
+ * composite fields, range subtype? Such a constraint is code of some role,
+ * and the scratch tables' shards read their values through the types' input
+ * functions (text or binary), which check it, as the caller.
+ */
+static bool
+type_checks_domain(Oid typid)
+{
+	char		typtype;
+
+	check_stack_depth();
+	typtype = get_typtype(typid);
+	if (typtype == TYPTYPE_DOMAIN)
+		return domain_own_check(typid) || type_checks_domain(immediate_base_type(typid));
+	if (OidIsValid(get_element_type(typid)))
+		return type_checks_domain(get_element_type(typid));
+	if (typtype == TYPTYPE_RANGE)
+		return type_checks_domain(get_range_subtype(typid));
+	if (typtype == TYPTYPE_MULTIRANGE)
+		return type_checks_domain(get_multirange_range(typid));
+	if (typtype == TYPTYPE_COMPOSITE)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts && !found; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				found = type_checks_domain(TupleDescAttr(desc, i)->atttypid);
+		ReleaseTupleDesc(desc);
+		return found;
+	}
+	return false;
 }
 
 /* OPERATOR(schema.name) of an operator, for statements run with a restricted search_path */
@@ -121,7 +226,6 @@ plan_keep(CitusPairsPlan *plan, Relation heap, const char *name)
 	AttrNumber	attno = pairs_column_attnum(heap, name, "keep column");
 	Form_pg_attribute att;
 	int32		typmod;
-	const char *type;
 
 	if (attno < 0)
 		unsupported(plan, "system columns for keep", "Keep by a column of the table.");
@@ -133,11 +237,31 @@ plan_keep(CitusPairsPlan *plan, Relation heap, const char *name)
 	pairs_check_keep_order(name, att->atttypid);
 	typmod = att->atttypmod;
 	plan->keep_typid = getBaseTypeAndTypmod(att->atttypid, &typmod);
+	if (type_checks_domain(plan->keep_typid))
+		unsupported(plan, "keep columns of types with a domain's CHECK constraint in their elements or fields",
+					"Keep by a column of a type without one.");
 	plan->keep_collation = att->attcollation;
 	plan->keep = quote_identifier(name);
-	type = qualified_type(plan->keep_typid, typmod);
-	plan->keep_type = OidIsValid(plan->keep_collation) ?
-		psprintf("%s COLLATE %s", type, generate_collation_name(plan->keep_collation)) : type;
+	plan->keep_type = qualified_type_collate(plan->keep_typid, typmod, plan->keep_collation);
+}
+
+/*
+ * The key's conversion to key_type runs in the statements, as the caller.
+ * One server runs a conversion that calls code of some role (a cast's
+ * function, I/O functions, a domain's constraints; not PostgreSQL's own) as
+ * the table owner, or refuses it (check_key_code); the shards cannot run it
+ * as the owner, so it is refused.
+ */
+static void
+plan_key_code(const CitusPairsPlan *plan, Relation heap, AttrNumber keyattno, Node *keyexpr)
+{
+	Oid			func;
+	Oid			domain;
+
+	if (minhash_runs_user_code(keyexpr, heap, &func, &domain))
+		unsupported(plan, "key conversions that call user code",
+					psprintf("Pass key_type => NULL::%s to get keys of the column's own type, and convert them in the query.",
+							 format_type_be(get_atttype(plan->relid, keyattno))));
 }
 
 /*
@@ -198,6 +322,8 @@ citus_pairs_plan(const PairsArgs *args, const char *funcname, CitusPairsPlan *pl
 	LshIndexParams params;
 	Form_pg_attribute dist;
 	TypeCacheEntry *tce;
+	int32		typmod;
+	Oid			basetype;
 
 	if (!OidIsValid(relid) || (method = mh_citus_table_method(relid)) == 0)
 		return false;
@@ -237,10 +363,14 @@ citus_pairs_plan(const PairsArgs *args, const char *funcname, CitusPairsPlan *pl
 		elog(ERROR, "could not find the distribution column of \"%s\"", RelationGetRelationName(heap));
 	dist = TupleDescAttr(RelationGetDescr(heap), distattno - 1);
 	plan->dist = quote_identifier(NameStr(dist->attname));
-	plan->dist_type = OidIsValid(dist->attcollation) ?
-		psprintf("%s COLLATE %s", qualified_type(dist->atttypid, dist->atttypmod),
-				 generate_collation_name(dist->attcollation)) :
-		qualified_type(dist->atttypid, dist->atttypmod);
+	/*
+	 * The scratch tables colocated with the table need its distribution
+	 * column's type, domain included: its CHECK would run as the caller
+	 */
+	if (type_checks_domain(dist->atttypid))
+		unsupported(plan, "distribution columns of types with a domain's CHECK constraint",
+					"Distribute the table by a column of a type without one (the domain's base type), and check the values with a CHECK constraint of the table.");
+	plan->dist_type = qualified_type_collate(dist->atttypid, dist->atttypmod, dist->attcollation);
 	tce = lookup_type_cache(dist->atttypid, TYPECACHE_EQ_OPR | TYPECACHE_LT_OPR);
 	if (!OidIsValid(tce->eq_opr) || !OidIsValid(tce->lt_opr))
 		unsupported(plan, "distribution columns without a btree order",
@@ -252,14 +382,22 @@ citus_pairs_plan(const PairsArgs *args, const char *funcname, CitusPairsPlan *pl
 	if (keyattno < 0)
 		unsupported(plan, "system columns as keys", "Use a column of the table as the key.");
 	keyexpr = pairs_key_coercion(args, heap, keyattno);
+	plan_key_code(plan, heap, keyattno, keyexpr);
 	plan->key_collation = exprCollation(keyexpr);
 	plan->key = quote_identifier(args->key_column);
 	plan->key_typid = args->key_type;
 	plan->key_type = qualified_type(args->key_type, -1);
-	/* the scratch table's keys compare (LEAST, GREATEST) in the key's collation */
-	plan->key_column = OidIsValid(plan->key_collation) ?
-		psprintf("%s COLLATE %s", plan->key_type, generate_collation_name(plan->key_collation)) :
-		plan->key_type;
+	/*
+	 * The scratch table's keys compare (LEAST, GREATEST) in the key's
+	 * collation, and are stored in key_type's base type: storing a domain's
+	 * value would check its constraints, code of some role, as the caller
+	 */
+	typmod = -1;
+	basetype = getBaseTypeAndTypmod(args->key_type, &typmod);
+	if (type_checks_domain(basetype))
+		unsupported(plan, "keys of types with a domain's CHECK constraint in their elements or fields",
+					"Pass key_type => NULL::bigint, or another type without one, and convert the keys in the query.");
+	plan->key_column = qualified_type_collate(basetype, typmod, plan->key_collation);
 	tce = lookup_type_cache(args->key_type, TYPECACHE_LT_OPR);
 	plan->key_ordered = OidIsValid(tce->lt_opr);
 	if (args->keep_column != NULL)

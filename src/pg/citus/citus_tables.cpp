@@ -152,6 +152,14 @@ mh_citus_shards(Oid relid, Oid indexoid)
 	MemoryContext outer = CurrentMemoryContext;
 	List	   *shards = NIL;
 	uint64		nshards;
+	/*
+	 * shard_name leaves out the schema "public"; the name is read as
+	 * regclass on the worker, under the connection's search_path, whose
+	 * "$user" schema (a schema named after the caller, which any role with
+	 * CREATE on the database may have created) comes first
+	 */
+	char	   *nsp = get_namespace_name(get_rel_namespace(indexoid));
+	bool		public_prefix = nsp != NULL && strcmp(nsp, "public") == 0;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -169,7 +177,7 @@ mh_citus_shards(Oid relid, Oid indexoid)
 		s->shardid = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
 		s->nodename = SPI_getvalue(t, d, 2);
 		s->nodeport = DatumGetInt32(SPI_getbinval(t, d, 3, &isnull));
-		s->index_name = SPI_getvalue(t, d, 4);
+		s->index_name = public_prefix ? psprintf("public.%s", SPI_getvalue(t, d, 4)) : SPI_getvalue(t, d, 4);
 		shards = lappend(shards, s);
 		MemoryContextSwitchTo(old);
 	}
