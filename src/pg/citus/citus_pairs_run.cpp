@@ -178,6 +178,8 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 	int			ncols = 3 + (named ? 4 : 0) + (with_keep ? 2 : 0) + (plan->exact ? 3 : 0);
 	HTAB	   *too_large = NULL;
 	const char *sim;
+	const char *pairs_of_keys;
+	const char *keys;
 
 	if (plan->bands == 0)
 		return;
@@ -251,6 +253,12 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 	 * (pairs_emit_verified); the candidates with such a row come back too,
 	 * similar or not (the coordinator counts the rows and decides).
 	 */
+	/* the candidates: two rows of one key, whose first agreeing band is the key's */
+	pairs_of_keys = psprintf(" FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
+							 "  AND (x.h, x.tid) < (y.h, y.tid)"
+							 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band",
+							 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth);
+	keys = plan->key_ordered && !with_rows ? "LEAST(x.key, y.key), GREATEST(x.key, y.key)" : "x.key, y.key";
 	if (plan->exact)
 	{
 		const char *limit = psprintf(INT64_FORMAT, plan->shingle_limit);
@@ -259,31 +267,19 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 
 		sim = psprintf("CASE WHEN %s THEN %s.jaccard(x.sig, y.sig) ELSE %s.jaccard(x.sh, y.sh) END",
 					   big, plan->ext, plan->ext);
-		final = psprintf("SELECT %s, %s, %s, x.h, x.tid, y.h, y.tid%s,"
+		final = psprintf("SELECT %s, %s, x.h, x.tid, y.h, y.tid%s,"
 						 " pg_catalog.cardinality(x.sh) > %s, pg_catalog.cardinality(y.sh) > %s,"
 						 " x.sh IS NULL OR y.sh IS NULL"
-						 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
-						 "  AND (x.h, x.tid) < (y.h, y.tid)"
-						 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
-						 "   AND (%s >= %s::float8 OR %s)",
-						 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
-						 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
-						 sim, with_keep ? ", x.keep, y.keep" : "", limit, limit,
-						 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
-						 sim, psprintf("'%.17g'", plan->threshold), big);
+						 "%s AND (%s >= %s::float8 OR %s)",
+						 keys, sim, with_keep ? ", x.keep, y.keep" : "", limit, limit,
+						 pairs_of_keys, sim, psprintf("'%.17g'", plan->threshold), big);
 	}
 	else
-		final = psprintf("SELECT %s, %s, %s.jaccard(x.sig, y.sig)%s%s"
-						 " FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
-						 "  AND (x.h, x.tid) < (y.h, y.tid)"
-						 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band"
-						 "   AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
-						 plan->key_ordered && !with_rows ? "LEAST(x.key, y.key)" : "x.key",
-						 plan->key_ordered && !with_rows ? "GREATEST(x.key, y.key)" : "y.key",
-						 plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
+		final = psprintf("SELECT %s, %s.jaccard(x.sig, y.sig)%s%s"
+						 "%s AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
+						 keys, plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
 						 with_keep ? ", x.keep, y.keep" : "",
-						 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth,
-						 plan->ext, psprintf("'%.17g'", plan->threshold));
+						 pairs_of_keys, plan->ext, psprintf("'%.17g'", plan->threshold));
 	check_scratch_rows(plan, entries_t, entries);
 	portal = open_scratch_cursor(final);
 	for (;;)
