@@ -11,11 +11,15 @@
 #include "pg/pairs/pairs_cluster_finish.h"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 }
