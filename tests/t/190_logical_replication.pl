@@ -25,7 +25,11 @@ use MinhashTAP;
 # from the subscriber's spool file at commit
 my $pub = minhash_node('pub', { allows_streaming => 'logical' }, 'autovacuum = off',
 	'logical_decoding_work_mem = 64kB');
-my $sub = minhash_node('sub', {}, 'autovacuum = off');
+# three subscriptions at once, each an apply worker (and, from PostgreSQL 18,
+# whose default streaming is parallel, parallel apply workers) beside the
+# initial sync's: more than the default 4 worker slots
+my $sub = minhash_node('sub', {}, 'autovacuum = off', 'max_logical_replication_workers = 12',
+	'max_worker_processes = 24');
 my $schema = q{
 CREATE TABLE docs (id int PRIMARY KEY, sig minhash, c minhash(128, 16), o minhash);
 CREATE TABLE docs_bin (LIKE docs INCLUDING ALL);
