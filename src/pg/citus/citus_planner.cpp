@@ -62,41 +62,58 @@ mh_citus_installed(void)
 	return OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE));
 }
 
-bool
-mh_is_own_c_function(Oid funcid, const char *symbol, int nargs)
+/*
+ * The C symbol of a function of this library (C language, probin
+ * $libdir/minhash or with the platform's suffix), with its argument count;
+ * NULL for any other function.
+ */
+static char *
+own_c_symbol(Oid funcid, int *nargs)
 {
 	HeapTuple	tp;
 	Form_pg_proc p;
-	bool		result = false;
+	char	   *result = NULL;
 
 	if (!OidIsValid(funcid))
-		return false;
+		return NULL;
 	tp = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
 	if (!HeapTupleIsValid(tp))
-		return false;
+		return NULL;
 	p = (Form_pg_proc) GETSTRUCT(tp);
-	if (p->prolang == ClanguageId && (nargs < 0 || p->pronargs == nargs))
+	if (p->prolang == ClanguageId)
 	{
 		bool		isnull;
-		Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &isnull);
+		Datum		bin = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_probin, &isnull);
 
-		if (!isnull && strcmp(TextDatumGetCString(src), symbol) == 0)
+		if (!isnull)
 		{
-			Datum		bin = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_probin, &isnull);
+			char	   *path = TextDatumGetCString(bin);
+			const char *base = strrchr(path, '/');
 
-			if (!isnull)
+			base = base ? base + 1 : path;
+			if (strncmp(base, "minhash", 7) == 0 && (base[7] == '\0' || base[7] == '.'))
 			{
-				char	   *path = TextDatumGetCString(bin);
-				const char *base = strrchr(path, '/');
+				Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &isnull);
 
-				/* $libdir/minhash, or with the platform's suffix */
-				base = base ? base + 1 : path;
-				result = strncmp(base, "minhash", 7) == 0 && (base[7] == '\0' || base[7] == '.');
+				if (!isnull)
+				{
+					result = TextDatumGetCString(src);
+					*nargs = p->pronargs;
+				}
 			}
 		}
 	}
 	ReleaseSysCache(tp);
 	return result;
+}
+
+bool
+mh_is_own_c_function(Oid funcid, const char *symbol, int nargs)
+{
+	int			own_nargs;
+	char	   *own = own_c_symbol(funcid, &own_nargs);
+
+	return own != NULL && strcmp(own, symbol) == 0 && (nargs < 0 || own_nargs == nargs);
 }
 
 /* Does the query read a Citus table (at any level)? */
@@ -122,6 +139,8 @@ static bool
 compares_signatures(Node *node)
 {
 	Oid			funcid = InvalidOid;
+	int			nargs;
+	char	   *symbol;
 
 	if (IsA(node, OpExpr))
 	{
@@ -131,10 +150,12 @@ compares_signatures(Node *node)
 	}
 	else if (IsA(node, FuncExpr))
 		funcid = ((FuncExpr *) node)->funcid;
-	return OidIsValid(funcid) &&
-		(mh_is_own_c_function(funcid, "minhash_similar", 2) ||
-		 mh_is_own_c_function(funcid, "minhash_similar_t", 3) ||
-		 mh_is_own_c_function(funcid, "minhash_similar_query", 2));
+	symbol = own_c_symbol(funcid, &nargs);
+	/* one catalog lookup a node: this runs for every query planned with Citus */
+	return symbol != NULL &&
+		((strcmp(symbol, "minhash_similar") == 0 && nargs == 2) ||
+		 (strcmp(symbol, "minhash_similar_t") == 0 && nargs == 3) ||
+		 (strcmp(symbol, "minhash_similar_query") == 0 && nargs == 2));
 }
 
 /* What the query holds that this hook acts on, found in one walk */
