@@ -75,6 +75,24 @@ INSERT INTO lsh_opt_late VALUES (1, minhash(ARRAY[1, 2, 3]));
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO lsh_opt_late VALUES (1, minhash(ARRAY[1, 2, 3], 256));
 SELECT num_perm, bands, rows, live_rows FROM minhash_lsh_stats('lsh_opt_late_sig');
+-- The first signature fixes the parameters even when its insert rolls back:
+-- the error says where they came from, and REINDEX starts afresh
+CREATE TABLE lsh_opt_undone (id int, sig minhash);
+CREATE INDEX lsh_opt_undone_sig ON lsh_opt_undone USING lsh (sig);
+BEGIN;
+INSERT INTO lsh_opt_undone VALUES (1, minhash(ARRAY[1, 2, 3], 64));
+ROLLBACK;
+INSERT INTO lsh_opt_undone VALUES (2, minhash(ARRAY[1, 2, 3]));
+\echo :LAST_ERROR_SQLSTATE
+REINDEX INDEX lsh_opt_undone_sig;
+INSERT INTO lsh_opt_undone VALUES (2, minhash(ARRAY[1, 2, 3]));
+SELECT num_perm, live_rows FROM minhash_lsh_stats('lsh_opt_undone_sig');
+SELECT id FROM lsh_opt_undone WHERE sig % minhash(ARRAY[1, 2, 3]);
+-- so for any later mismatch, until a build from rows gives the plain message
+INSERT INTO lsh_opt_undone VALUES (3, minhash(ARRAY[1, 2, 3], 64));
+REINDEX INDEX lsh_opt_undone_sig;
+INSERT INTO lsh_opt_undone VALUES (3, minhash(ARRAY[1, 2, 3], 64));
+DROP TABLE lsh_opt_undone;
 
 -- ALTER INDEX SET is validated the same way, and a change of the build
 -- options is refused (0A000): the definition pg_dump writes must stay the

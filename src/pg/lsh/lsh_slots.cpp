@@ -34,6 +34,35 @@ lsh_rowid_slot(const LshIndexParams *params, uint32 rowid)
 }
 
 /*
+ * lsh_check_signature for an insert. An index built on a table without
+ * signatures takes its parameters from the first one inserted and keeps them
+ * even if that insert rolls back or its row is deleted later (build_entries
+ * = 0 tells such an index: a build that saw rows records them), so "the
+ * index holds" would mislead: say where the parameters came from and how to
+ * start afresh.
+ */
+static void
+check_inserted_signature(Relation index, const LshMetaPageData *meta, const LshIndexParams *params,
+						 const MinHashSig *sig)
+{
+	if (meta->build_entries == 0 && !lsh_signature_matches(params, sig))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("signature does not match lsh index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("The index was built without rows and took family %s, num_perm = %d, seed = %lld "
+						   "and %d-bit values from the first signature inserted into it; "
+						   "this one has family %s, num_perm = %d, seed = %lld and %d-bit values.",
+						   minhash_family_name(params->family), params->num_perm,
+						   (long long) params->seed, MINHASH_WIDTH_BITS(params->sig_width),
+						   minhash_family_name(MinHashSigFamily(sig)), (int) sig->num_perm,
+						   (long long) sig->seed, MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
+				 errhint("The index keeps these parameters even if that insert was rolled back or its row "
+						 "deleted. If the table holds no such signature, REINDEX the index: it takes them "
+						 "anew from the rows the table holds.")));
+	lsh_check_signature(index, params, sig, "signature");
+}
+
+/*
  * Put data page page (block blkno), which has a free slot, on the free-slot
  * list whose head is *head (the metapage's free_head, changed in the same WAL
  * record), unless it is on it already.
@@ -107,7 +136,7 @@ lsh_slot_alloc(Relation index, Buffer metabuf, const MinHashSig *sig, LshWalk *w
 		else
 		{
 			lsh_meta_params(meta, &t->params);
-			lsh_check_signature(index, &t->params, sig, "signature");
+			check_inserted_signature(index, meta, &t->params, sig);
 		}
 
 		t->slot = -1;
