@@ -159,6 +159,33 @@ void BM_OphText(benchmark::State &state) {
 }
 BENCHMARK(BM_OphText)->Arg(128)->Unit(benchmark::kMillisecond);
 
+// Densifying an oph sketch with `filled` of 128 bins filled (a short text or
+// a small array), as every comparison of such a sketch does: arg 1 = 0 by
+// the definition (each empty bin probes its sequence), 1 as oph_densify
+// does it (a table of first arrivals while fewer than k / 8 bins are filled).
+void BM_OphDensify(benchmark::State &state) {
+    const int k = 128;
+    const int filled = static_cast<int>(state.range(0));
+    minhash::OphFamily family;
+    minhash::init_oph_family(&family, k, minhash::kDefaultSeed);
+    std::mt19937_64 rng(1);
+    std::vector<int> bins(k);
+    for (int i = 0; i < k; ++i)
+        bins[i] = i;
+    std::shuffle(bins.begin(), bins.end(), rng);
+    std::vector<uint32_t> sketch(k, minhash::kEmptyValue), sig(k);
+    for (int b = 0; b < filled; ++b)
+        sketch[bins[b]] = static_cast<uint32_t>(rng() >> 40);
+    for (auto _ : state) {
+        if (state.range(1) == 0)
+            minhash::detail::oph_densify_by_probing(family, sketch.data(), sig.data());
+        else
+            minhash::oph_densify(family, sketch.data(), sig.data());
+        benchmark::DoNotOptimize(sig.data());
+    }
+}
+BENCHMARK(BM_OphDensify)->ArgsProduct({{1, 3, 7, 15, 21, 40}, {0, 1}})->Unit(benchmark::kNanosecond);
+
 // Stage 1 alone: normalise, cut into 5-word shingles, XXH3 each.
 void BM_ShingleAndHash(benchmark::State &state) {
     const auto &docs = documents();

@@ -77,6 +77,13 @@ void oph_update(const OphFamily &family, const uint64_t *hashes, size_t n,
 // lost). An all-empty sketch (the empty set) stays all kEmptyValue.
 void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept;
 
+namespace detail {
+// oph_densify by the definition alone (every empty bin probes its sequence),
+// for the tests: oph_densify reads a table of the sequences' first arrivals
+// instead when few bins are filled, and must give the same bits.
+void oph_densify_by_probing(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept;
+}  // namespace detail
+
 // Shingles doc (as shingle.h defines shingles) and folds every shingle's
 // element hash (oph_combine of its unit hashes) into the undensified
 // sketch, which must be initialised. Polls interrupt between blocks.

@@ -169,9 +169,11 @@ MinHashSig *minhash_sig_narrow(const MinHashSig *sig, int width);
 /*
  * The similarity estimate of two compatible signatures (checked here): the
  * share of equal values, corrected for chance collisions at 16 and 8 bits
- * (core/bbit.h).
+ * (core/bbit.h). The _in form keeps the densified form of oph arguments in
+ * flinfo->fn_extra: a comparison function's, which has no other use for it.
  */
 double		minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b);
+double		minhash_sig_estimate_in(FmgrInfo *flinfo, const MinHashSig *a, const MinHashSig *b);
 
 /* ERRCODE_INVALID_PARAMETER_VALUE unless MINHASH_MIN_NUM_PERM <= num_perm <= MINHASH_MAX_NUM_PERM */
 void minhash_check_num_perm(int num_perm);

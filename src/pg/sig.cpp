@@ -268,8 +268,43 @@ minhash_sig_narrow(const MinHashSig *sig, int width)
 	return out;
 }
 
+/*
+ * The last oph sketch densified for one argument of a comparison function
+ * (fn_extra): a query compared with every row of a scan is densified once.
+ */
+typedef struct DensifiedArg
+{
+	int			num_perm;		/* 0: empty */
+	uint64		seed;
+	uint32		sketch[MINHASH_MAX_NUM_PERM];
+	uint32		values[MINHASH_MAX_NUM_PERM];
+} DensifiedArg;
+
+/* sig's densified values: from the cache if it holds sig's sketch, else computed into it */
+static const uint32 *
+densified(DensifiedArg *cache, const MinHashSig *sig)
+{
+	size_t		bytes = sizeof(uint32) * sig->num_perm;
+
+	if (cache->num_perm != sig->num_perm || cache->seed != sig->seed ||
+		memcmp(cache->sketch, sig->values, bytes) != 0)
+	{
+		cache->num_perm = 0;	/* whole or empty */
+		memcpy(cache->sketch, sig->values, bytes);
+		densify(sig, cache->values);
+		cache->seed = sig->seed;
+		cache->num_perm = sig->num_perm;
+	}
+	return cache->values;
+}
+
+/*
+ * The estimated Jaccard similarity of a and b (same family, k, seed and
+ * width, else an error); flinfo, if given, caches the densified form of
+ * each argument that is an oph sketch.
+ */
 double
-minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b)
+minhash_sig_estimate_in(FmgrInfo *flinfo, const MinHashSig *a, const MinHashSig *b)
 {
 	int			width = MinHashSigWidth(a);
 	int			k = a->num_perm;
@@ -278,16 +313,36 @@ minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b)
 	minhash_check_compatible(a, b);
 	if (MinHashSigFamily(a) == MINHASH_FAMILY_OPH && width == MINHASH_WIDTH_32)
 	{
-		uint32		da[MINHASH_MAX_NUM_PERM];
-		uint32		db[MINHASH_MAX_NUM_PERM];
+		if (flinfo != NULL)
+		{
+			DensifiedArg *cache = (DensifiedArg *) flinfo->fn_extra;
 
-		densify(a, da);
-		densify(b, db);
-		same = minhash::matching_values(da, db, k);
+			if (cache == NULL)
+			{
+				cache = (DensifiedArg *) MemoryContextAllocZero(flinfo->fn_mcxt, 2 * sizeof(DensifiedArg));
+				flinfo->fn_extra = cache;
+			}
+			same = minhash::matching_values(densified(&cache[0], a), densified(&cache[1], b), k);
+		}
+		else
+		{
+			uint32		da[MINHASH_MAX_NUM_PERM];
+			uint32		db[MINHASH_MAX_NUM_PERM];
+
+			densify(a, da);
+			densify(b, db);
+			same = minhash::matching_values(da, db, k);
+		}
 	}
 	else
 		same = minhash::matching_packed(a->values, b->values, k, (minhash::ValueWidth) width);
 	return minhash::bbit_jaccard(same, k, MINHASH_WIDTH_BITS(width));
+}
+
+double
+minhash_sig_estimate(const MinHashSig *a, const MinHashSig *b)
+{
+	return minhash_sig_estimate_in(NULL, a, b);
 }
 
 const minhash::PermutationFamily *

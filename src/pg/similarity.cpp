@@ -7,7 +7,9 @@
  * positions of signatures from different hash families carry no information
  * about each other, so "not similar" would be a silent wrong answer, and
  * the estimate corrects for chance collisions of the width both share
- * (minhash_sig_estimate, sig.cpp).
+ * (minhash_sig_estimate, sig.cpp; it keeps the densified form of an oph
+ * argument in fn_extra, so a query compared with every row is densified
+ * once).
  */
 #include "pg/pg_prelude.h"
 
@@ -40,7 +42,7 @@ estimate(FunctionCallInfo fcinfo)
 	MinHashSig *a = PG_GETARG_MINHASH_P(0);
 	MinHashSig *b = PG_GETARG_MINHASH_P(1);
 
-	return minhash_sig_estimate(a, b);
+	return minhash_sig_estimate_in(fcinfo->flinfo, a, b);
 }
 
 extern "C" Datum
@@ -108,7 +110,7 @@ minhash_similar_query(PG_FUNCTION_ARGS)
 	if (!minhash_query_fields(PG_GETARG_DATUM(1), &q, &t))
 		PG_RETURN_NULL();
 	b = minhash_sig_detoast(q);
-	PG_RETURN_BOOL(minhash_sig_estimate(a, b) >= t);
+	PG_RETURN_BOOL(minhash_sig_estimate_in(fcinfo->flinfo, a, b) >= t);
 }
 
 /* a <%> b: the Jaccard distance, for ORDER BY ... LIMIT */

@@ -201,6 +201,33 @@ TEST(Oph, DensifyFillsEmptyBinsFromFilledOnes) {
     EXPECT_EQ(out, empty);
 }
 
+// oph_densify reads a table of first arrivals when few bins are filled and
+// probes otherwise; both must give the definition's bits, at every fill
+// from one bin to all, for bin counts with and without a table (k > 256),
+// in place and not, with families alternating (the table is rebuilt).
+TEST(Oph, DensifyEqualsTheDefinitionAtEveryFill) {
+    std::mt19937_64 rng(7);
+    for (int k : {1, 2, 5, 64, 128, 255, 256, 257, 1024}) {
+        const OphFamily fams[] = {oph(k, 1), oph(k, 0xFFFFFFFFFFFFFFFFULL), oph(k, 42)};
+        std::vector<int> bins(k);
+        for (int i = 0; i < k; ++i)
+            bins[i] = i;
+        for (int filled = 1; filled <= k; filled += filled < 48 ? 1 : 1 + filled / 4) {
+            const OphFamily &f = fams[filled % 3];
+            std::shuffle(bins.begin(), bins.end(), rng);
+            std::vector<uint32_t> sketch(k, kEmptyValue);
+            for (int b = 0; b < filled; ++b)
+                sketch[bins[b]] = static_cast<uint32_t>(rng() % kEmptyValue);
+            std::vector<uint32_t> want(k), got(k), in_place = sketch;
+            detail::oph_densify_by_probing(f, sketch.data(), want.data());
+            oph_densify(f, sketch.data(), got.data());
+            oph_densify(f, in_place.data(), in_place.data());
+            ASSERT_EQ(got, want) << "k " << k << ", " << filled << " filled";
+            ASSERT_EQ(in_place, want) << "k " << k << ", " << filled << " filled";
+        }
+    }
+}
+
 // Two sets borrow from the same bin whenever it is filled in both: equal
 // sketches give equal signatures, and a set's signature depends on its
 // sketch only (not on the order elements came in).

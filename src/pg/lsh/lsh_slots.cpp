@@ -46,19 +46,31 @@ check_inserted_signature(Relation index, const LshMetaPageData *meta, const LshI
 						 const MinHashSig *sig)
 {
 	if (meta->build_entries == 0 && !lsh_signature_matches(params, sig))
+	{
+		/* wider values of the same family, k and seed: an explicit cast narrows them */
+		bool		castable = MinHashSigFamily(sig) == params->family &&
+			sig->num_perm == params->num_perm && sig->seed == params->seed &&
+			MinHashSigWidth(sig) < params->sig_width;
+
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("signature does not match lsh index \"%s\"", RelationGetRelationName(index)),
 				 errdetail("The index was built without rows and took family %s, num_perm = %d, seed = %lld "
-						   "and %d-bit values from the first signature inserted into it; "
+						   "and %d-bit values from the first signature inserted into it, and keeps them even "
+						   "if that insert was rolled back or its row deleted; "
 						   "this one has family %s, num_perm = %d, seed = %lld and %d-bit values.",
 						   minhash_family_name(params->family), params->num_perm,
 						   (long long) params->seed, MINHASH_WIDTH_BITS(params->sig_width),
 						   minhash_family_name(MinHashSigFamily(sig)), (int) sig->num_perm,
 						   (long long) sig->seed, MINHASH_WIDTH_BITS(MinHashSigWidth(sig))),
-				 errhint("The index keeps these parameters even if that insert was rolled back or its row "
-						 "deleted. If the table holds no such signature, REINDEX the index: it takes them "
+				 castable ?
+				 errhint("Cast the signature to minhash(%d, %d) (an explicit cast keeps the low bits of each "
+						 "value), or, if the table holds no such signature, REINDEX the index: it takes its "
+						 "parameters anew from the rows the table holds.",
+						 params->num_perm, MINHASH_WIDTH_BITS(params->sig_width)) :
+				 errhint("If the table holds no such signature, REINDEX the index: it takes its parameters "
 						 "anew from the rows the table holds.")));
+	}
 	lsh_check_signature(index, params, sig, "signature");
 }
 
