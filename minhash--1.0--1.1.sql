@@ -4,7 +4,7 @@
 
 \echo Use "ALTER EXTENSION minhash UPDATE TO '1.1'" to load this file. \quit
 
--- issue 10: % gets selectivity estimators fed by the lsh index's statistics
+-- Selectivity: % gets estimators fed by the lsh index's statistics
 CREATE FUNCTION minhash_similar_sel(internal, oid, internal, integer) RETURNS float8
     AS 'MODULE_PATHNAME', 'minhash_similar_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION minhash_similar_sel(internal, oid, internal, integer) IS
@@ -15,7 +15,7 @@ COMMENT ON FUNCTION minhash_similar_joinsel(internal, oid, internal, smallint, i
     'join selectivity of %';
 ALTER OPERATOR % (minhash, minhash) SET (RESTRICT = minhash_similar_sel, JOIN = minhash_similar_joinsel);
 -- ---------------------------------------------------------------------------
--- Issue 12: hash families, text search words, btree and hash operator classes.
+-- Hash families, text search words, btree and hash operator classes.
 -- ---------------------------------------------------------------------------
 
 -- ---------------------------------------------------------------------------
@@ -207,7 +207,7 @@ CREATE OPERATOR CLASS array_needs_minhash_ops DEFAULT FOR TYPE anyarray USING ls
 COMMENT ON OPERATOR CLASS array_needs_minhash_ops USING lsh IS
     'placeholder: an lsh index on an array fails with a hint to index minhash(column)';
 
--- issue 11: the shippable, indexable threshold form (src/sql/30_operators.sql, 50_lsh.sql)
+-- The shippable, indexable threshold form (src/sql/30_operators.sql, 50_lsh.sql)
 CREATE TYPE minhash_query AS (query minhash, threshold double precision);
 COMMENT ON TYPE minhash_query IS 'a query signature and a similarity threshold, the right side of %>=';
 
@@ -234,12 +234,12 @@ COMMENT ON OPERATOR %>= (minhash, minhash_query) IS
 
 ALTER OPERATOR FAMILY minhash_ops USING lsh ADD OPERATOR 3 %>= (minhash, minhash_query);
 
--- minhash(anyarray) no longer hashes setting-dependent text forms (issue 8):
+-- minhash(anyarray) no longer hashes setting-dependent text forms:
 -- the function is the same C symbol, only its description changes.
 COMMENT ON FUNCTION minhash(anyarray, integer, bigint) IS
     'MinHash signature of the set of non-NULL array elements, identified by a form no setting changes (text for integers, text types and other types whose output reads no setting; binary for the rest)';
 
--- issue 13.2: fast inserts. minhash_lsh_stats reports the pending list
+-- Fast inserts: minhash_lsh_stats reports the pending list
 -- (two more OUT columns: the function is re-created, same C symbol), and the
 -- pending list can be merged on demand (src/sql/50_lsh.sql).
 DROP FUNCTION minhash_lsh_stats(regclass);
