@@ -2,8 +2,8 @@
 #include "core/oph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -208,7 +208,7 @@ int donor_by_probing(const OphFamily &family, const bool *empty, int k, int i) {
 // bin, which pays while fewer than about k / 8 bins are filled (short texts,
 // small arrays: at k = 128 and 3 filled bins, 14 µs of CPU become 0.8;
 // BM_OphDensify). The table costs about k² ln k hashes to build, once per
-// thread and family, and 2k² bytes (k ≤ kTableMaxBins: at most 128 kB).
+// family, and 2k² bytes (k ≤ kTableMaxBins: at most 128 kB).
 constexpr int kTableMaxBins = 256;
 constexpr uint32_t kNever = 0xFFFF;
 static_assert(64u * kTableMaxBins < kNever && kTableMaxBins <= 256, "attempts fit 16 bits, bins 8");
@@ -219,20 +219,35 @@ struct FirstArrivals {
     uint16_t arrival[kTableMaxBins * kTableMaxBins];
 };
 
-// The calling thread's table for family (built or rebuilt as needed), or
-// null if there is no memory for one. One pointer of static TLS: a large
-// thread_local in a dlopen'ed library goes through __tls_get_addr's slow
-// path on every access.
-const uint16_t *first_arrivals(const OphFamily &family, int k) {
-    static thread_local __attribute__((tls_model("initial-exec"))) FirstArrivals *table = nullptr;
-    FirstArrivals *t = table;
-    if (t == nullptr) {
-        t = static_cast<FirstArrivals *>(std::malloc(sizeof(FirstArrivals)));
-        if (t == nullptr)
-            return nullptr;
-        t->k = 0;
-        table = t;
+// One table per process, in static storage (untouched, so unpaid for, until
+// used). A thread takes it with a try-lock and builds it for its family if
+// another one is there; a thread that finds it taken densifies by probing.
+// So the server (one thread) always reads it, and threads of one process
+// (the Python package signs with the GIL released) never wait and never see
+// a half-built table. No thread_local: a dlopen'ed library's TLS costs a
+// __tls_get_addr call per access, or a slot of the static TLS that other
+// libraries may have used up.
+FirstArrivals g_table;
+std::atomic<bool> g_table_busy{false};
+
+class TableLease {
+  public:
+    TableLease() : held_(!g_table_busy.exchange(true, std::memory_order_acquire)) {}
+    ~TableLease() {
+        if (held_)
+            g_table_busy.store(false, std::memory_order_release);
     }
+    TableLease(const TableLease &) = delete;
+    TableLease &operator=(const TableLease &) = delete;
+    bool held() const { return held_; }
+
+  private:
+    bool held_;
+};
+
+// The table for family, built if it holds another one (the lease held).
+const uint16_t *first_arrivals(const OphFamily &family, int k) {
+    FirstArrivals *t = &g_table;
     if (t->k == k && t->key == family.key)
         return t->arrival;
     t->k = 0;  // a build is whole or absent
@@ -317,10 +332,16 @@ void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig)
     }
     uint32_t donor_value[kMaxNumPerm];
     std::copy(sketch, sketch + k, donor_value);
-    const uint16_t *arrival = table_pays(k, nfilled) ? first_arrivals(family, k) : nullptr;
-    if (arrival != nullptr) {
-        int donor[kTableMaxBins];
-        donors_by_table(arrival, filled, nfilled, empty, k, donor);
+    int donor[kTableMaxBins];
+    bool by_table = false;
+    if (table_pays(k, nfilled)) {
+        const TableLease lease;
+        if (lease.held()) {
+            donors_by_table(first_arrivals(family, k), filled, nfilled, empty, k, donor);
+            by_table = true;
+        }
+    }
+    if (by_table) {
         fill_empty_bins(donor_value, empty, k, sig, [&](int i) { return donor[i]; });
     } else {
         fill_empty_bins(donor_value, empty, k, sig,
