@@ -69,9 +69,13 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 };
 $old->safe_psql('postgres', q{
-	CREATE ROLE alice LOGIN;
+	CREATE ROLE alice LOGIN CREATEDB;
 	CREATE DATABASE app;
 	CREATE DATABASE appx;
+	-- a database-level threshold, as docs/sql.md "Settings" describes (the
+	-- family model has no pair between 0.5 and 0.6: the answers do not change)
+	ALTER DATABASE app SET minhash.similarity_threshold = 0.6;
+	ALTER DATABASE appx SET minhash.similarity_threshold = 0.6;
 });
 my $docs_cols = q{(id, body, s16, s8, soph, sds, sdom)
 	SELECT g, fam_words(g), minhash(fam_words(g), bits => 16), minhash(fam_words(g), bits => 8, num_perm => 64),
@@ -350,6 +354,15 @@ my $pending = $old->safe_psql('app', "SELECT pending_rows FROM minhash_lsh_stats
 ok($pending > 0, "docs_sig_idx carries a pending list ($pending rows) into the dump and the upgrade");
 
 # --- 1. pg_dump / pg_restore ---------------------------------------------------
+# The threshold a new session of $db starts with (the library loaded first, so
+# that an unset placeholder reads as the default).
+sub threshold
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db, "LOAD 'minhash'; SHOW minhash.similarity_threshold");
+}
+is(threshold($old, 'app'), '0.6', 'app runs at its database-level threshold');
+
 # $node's dump of $db in plain format, without the random \restrict key lines
 # of newer minor releases.
 sub plain_dump
@@ -391,6 +404,8 @@ $old->safe_psql('postgres', 'CREATE DATABASE r_custom');
 $old->command_ok([ 'pg_restore', '--exit-on-error', '-j', '2', '-d', $old->connstr('r_custom'), "$tmp/app.dump" ],
 	'pg_restore -j 2 of the custom dump');
 check_restored($old, 'r_custom', 'app', 'custom');
+# pg_dump writes ALTER DATABASE ... SET only with --create (PostgreSQL's rule)
+is(threshold($old, 'r_custom'), '0.5', 'a restore without --create leaves the database-level threshold out');
 
 $old->safe_psql('postgres', 'CREATE DATABASE r_plain');
 $old->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $old->connstr('r_plain'),
@@ -422,7 +437,36 @@ $old->command_ok([ 'pg_restore', '--exit-on-error', '--create', '-d', $old->conn
 	my $b = plain_dump($old, 'appx', "$tmp/create-restored.sql");
 	ok($a eq $b, 'create: a dump of the restored appx equals the dump of the original')
 	  or diag(`diff -u '$tmp/create-orig.sql' '$tmp/create-restored.sql' | head -60`);
+	is(threshold($old, 'appx'), '0.6', 'pg_restore --create restores the database-level threshold');
 }
+
+# pg_restore --create by alice (CREATEDB, no superuser): as docs/sql.md
+# "Settings" says, the ALTER DATABASE ... SET of the minhash setting fails
+# (the library is not loaded in her session, so it is a placeholder only a
+# superuser may store); the rest is restored and the database answers at the
+# default threshold. After GRANT SET ON PARAMETER the same restore is clean.
+$old->safe_psql('postgres', 'DROP DATABASE appx');
+my @alice_create = ('pg_restore', '--create', '--no-owner', '--no-privileges', '-U', 'alice',
+	'-d', $old->connstr('postgres'), "$tmp/appx.dump");
+{
+	local $ENV{PGHOST} = $old->host;
+	local $ENV{PGPORT} = $old->port;
+	my ($out, $err) = run_command(\@alice_create);
+	isnt($?, 0, 'pg_restore --create by alice reports an error');
+	like($err, qr/permission denied to set parameter "minhash\.similarity_threshold"/,
+		'... the database-level minhash setting');
+	is(scalar(() = $err =~ /^pg_restore: error:/mg), 1, '... and nothing else') or diag($err);
+}
+is(threshold($old, 'appx'), '0.5', 'alice\'s restored appx runs at the default threshold');
+same_answers(answers($old, 'appx', 0, 'alice create'), $before{appx}, 'alice create');
+check_all($old, 'appx', 'alice create');
+$old->safe_psql('postgres', q{
+	DROP DATABASE appx;
+	GRANT SET ON PARAMETER minhash.similarity_threshold TO alice;
+});
+$old->command_ok([ @alice_create[0 .. 0], '--exit-on-error', @alice_create[1 .. $#alice_create] ],
+	'after GRANT SET ON PARAMETER, alice\'s pg_restore --create is clean');
+is(threshold($old, 'appx'), '0.6', '... and restores the database-level threshold');
 $old->safe_psql('postgres', q{
 	DROP DATABASE appx;
 	ALTER DATABASE appx_orig RENAME TO appx;
@@ -503,6 +547,7 @@ sub upgrade
 		same_answers(answers($to, $db, 0, $label), $before{$db}, $label);
 		check_all($to, $db, $label);
 	}
+	is(threshold($to, $_), '0.6', "$label: $_ keeps its database-level threshold") for qw(app appx);
 	is($to->safe_psql('app', $stats_sql), $major >= 18 ? $stats_before : '',
 		$major >= 18
 		? "$label: the signature columns' statistics are carried over (PostgreSQL $major)"
