@@ -16,23 +16,28 @@
 # Jaccard 0.83 within, 0 across), so `%` must find each row's family.
 #
 # 1. pg_dump (custom and plain) restored into fresh databases (pg_restore -j 2,
-#    psql), with pg_restore --create, and by alice (a non-superuser database owner: the
-#    extension is trusted, docs/sql.md "Trusted"): the same answers of `%`
-#    and ORDER BY <%> through each index (EXPLAIN shows it) and by seq scan,
-#    of the pairs and clusters functions, the same typmods, reloptions and
-#    index parameters, minhash_lsh_check clean on every lsh index, and a dump
-#    of the restored database equal to the original's.
+#    psql), with pg_restore --create, and by alice (a non-superuser database
+#    owner: the extension is trusted, docs/sql.md "Trusted"): the answers of
+#    `%` and ORDER BY <%> through each index (EXPLAIN shows it) that the
+#    original gave through its indexes and by seq scan, the same answers of
+#    the pairs and clusters functions, views and materialized view, the same
+#    typmods, reloptions, index parameters and extension objects,
+#    minhash_lsh_check clean on every lsh index, and a dump of the restored
+#    database equal to the original's. The database-level
+#    minhash.similarity_threshold follows PostgreSQL's rules, as docs/sql.md
+#    says: dumped only with --create, refused to alice's --create restore
+#    unless she was granted SET on it.
 # 2. pg_upgrade between two clusters of the same binaries, in copy mode and
 #    then (from the upgraded cluster) in link mode: the index files are carried
 #    over byte for byte (link mode: the same inode), answer the same queries,
 #    pass minhash_lsh_check, and take inserts, deletes and VACUUM afterwards;
-#    pg_dumpall of each upgraded cluster equals the old one's.
+#    pg_dumpall of each upgraded cluster equals the old one's; on PostgreSQL
+#    18 the signature columns' statistics come along.
 use strict;
 use warnings;
 
 use Cwd qw(getcwd);
 use Digest::MD5;
-use File::Compare qw(compare);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -144,8 +149,9 @@ $old->safe_psql('appx', $fam_words . q{
 });
 
 # --- what must not change -------------------------------------------------------
-# Per database: [table, indexed expression, the lsh index a scan of the table
-# uses (for parts: one partition's), rows queried].
+# Per database: [table, indexed expression (@ stands for the table's alias),
+# the lsh index a scan of the table uses (for parts: one partition's), rows
+# whose own signatures are the queries (the alias q)].
 my %specs = (
 	app => [
 		[ 'docs',       '@.sig',           'docs_sig_idx',       'q.id % 97 = 0' ],
@@ -185,7 +191,8 @@ sub answers
 	for my $spec (@{ $specs{$kind} })
 	{
 		my ($t, $expr, $idx, $where) = @$spec;
-		my ($e, $be, $qe) = map { $expr =~ s/\@/$_/gr } qw(@ b q);
+		my ($be, $qe) = map { $expr =~ s/\@/$_/gr } qw(b q);
+		my $e = $expr =~ s/\@\.//gr;
 		my $match = "SELECT string_agg(q.id || ':' || coalesce((SELECT string_agg(b.id::text, ',' ORDER BY b.id) "
 		  . "FROM $t b WHERE $be % $qe), '-'), ' ' ORDER BY q.id) FROM $t q WHERE $where";
 		my $near = "SELECT string_agg(q.id || ':' || (SELECT string_agg(round(n.d::numeric, 4)::text, ',' ORDER BY n.d) "
@@ -309,7 +316,7 @@ sub check_all
 	return;
 }
 
-# Asserts that $got (answers) equals $want, and index scans agree with seq scans.
+# Asserts that each answer in $got equals the one in $want.
 sub same_answers
 {
 	my ($got, $want, $label) = @_;
@@ -331,9 +338,9 @@ for my $db (qw(app appx))
 	}
 	check_all($old, $db, 'original');
 }
-like($before{app}{'docs.@.sig % (index)'}, qr/^0:0,1,2,3,4,5,6 97:96,97,98,99,100,101,102 /,
+like($before{app}{'docs.sig % (index)'}, qr/^0:0,1,2,3,4,5,6 97:96,97,98,99,100,101,102 /,
 	'the families are found (rows 7 and 103 deleted)');
-like($before{appx}{'notes.minhash(@.body) % (index)'}, qr/^0:0,1,2,3,4,5,6,7 97:96,97,98,99,100,101,102,103 /,
+like($before{appx}{'notes.minhash(body) % (index)'}, qr/^0:0,1,2,3,4,5,6,7 97:96,97,98,99,100,101,102,103 /,
 	'the families are found in the extension schema mh');
 like($before{app}{extension}, qr/^am lsh lsh_handler i$/m, 'the extension\'s objects are listed');
 like($before{app}{extension}, qr/^cast minhash minhash minhash_enforce_typmod\(minhash,integer,boolean\) i f$/m,
