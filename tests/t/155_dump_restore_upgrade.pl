@@ -9,7 +9,8 @@
 #           fillfactor) on those columns and on the expression minhash(body);
 #           a pending list and dead rows left in the indexes; a partitioned
 #           table with an lsh index; a view and a materialized view using `%`;
-#           a table owned by the non-superuser role alice.
+#           a table owned by the non-superuser role alice; an unlogged
+#           table with an lsh index.
 #   appx -- CREATE EXTENSION minhash SCHEMA mh, with a compact generated
 #           column and an lsh index on the expression mh.minhash(body).
 # The rows follow MinhashTAP's family model (8 near-duplicates per family,
@@ -122,6 +123,12 @@ $old->safe_psql('app', $fam_words . qq{
 	ALTER TABLE alice_docs OWNER TO alice;
 	INSERT INTO alice_docs SELECT id, sig FROM docs WHERE id < 320;
 	CREATE INDEX alice_docs_sig_idx ON alice_docs USING lsh (sig);
+
+	-- unlogged: its index has an init fork besides the main one
+	CREATE UNLOGGED TABLE scratch (id bigint NOT NULL, sig minhash(128));
+	INSERT INTO scratch SELECT id, sig FROM docs WHERE id < 240;
+	CREATE INDEX scratch_sig_idx ON scratch USING lsh (sig) WITH (fastupdate = on);
+	INSERT INTO scratch SELECT id, sig FROM docs WHERE id >= 240 AND id < 320;
 	-- statistics on signature columns (PostgreSQL 18's pg_upgrade carries them
 	-- over, reading them back through the type's input function)
 	ANALYZE;
@@ -163,6 +170,7 @@ my %specs = (
 		[ 'docs',       '@.sdom',          'docs_dom_idx',       'q.id % 97 = 25' ],
 		[ 'parts',      '@.sig',           'parts_lo_sig_idx',   'q.id % 97 = 1' ],
 		[ 'alice_docs', '@.sig',           'alice_docs_sig_idx', 'q.id % 97 = 2' ],
+		[ 'scratch',    '@.sig',           'scratch_sig_idx',    'q.id % 97 = 6' ],
 	],
 	appx => [
 		[ 'notes', 'minhash(@.body)', 'notes_expr_idx', 'q.id % 97 = 0' ],
