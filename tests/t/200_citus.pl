@@ -24,6 +24,8 @@
 #    pg_catalog are named with their schema in the statements; another
 #    role's schema named after the caller on the workers does not stand in
 #    for the shards' indexes;
+#  - the scratch tables of the pairs: names another role cannot take
+#    beforehand; in a read-only transaction, an error that says why;
 #  - the same pairs on compact (16-bit) and oph signatures;
 #  - minhash_lsh_stats summed over the shards, minhash_lsh_recall read off
 #    them;
@@ -594,6 +596,39 @@ is($coord->safe_psql('postgres', "SET ROLE text_reader; SELECT count(*) > 100 FR
 $coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM text_reader;
 	REVOKE SELECT ON docs_x, docs_x_ref FROM text_reader; DROP ROLE text_reader');
 
+# --- the scratch tables: names nobody can take beforehand; never read-only ---
+# Another role with CREATE on the schema takes the names the calling backend
+# would once have used (its pid and a counter): the call does not fail.
+$coord->safe_psql('postgres', 'CREATE ROLE squatter; GRANT CREATE ON SCHEMA public TO squatter');
+($ret, $out, $err) = $coord->psql('postgres', q{
+	SELECT pg_backend_pid() AS pid \gset
+	SET ROLE squatter;
+	SELECT format('CREATE TABLE public.minhash_pairs_%s_%s_%s ()', :pid, i, s)
+	FROM generate_series(1, 2) i, unnest('{b,c,e}'::text[]) s \gexec
+	RESET ROLE;
+	SELECT (SELECT count(*) FROM minhash_similar_pairs('docs_x_lsh', 'id', 0.6)) || '|' ||
+	       (SELECT count(*) FROM minhash_similar_pairs('docs_x_ref_lsh', 'id', 0.6));
+	SET ROLE squatter;
+	SELECT format('DROP TABLE public.minhash_pairs_%s_%s_%s', :pid, i, s)
+	FROM generate_series(1, 2) i, unnest('{b,c,e}'::text[]) s \gexec});
+($n, $m) = split /\|/, $out;
+ok($ret == 0 && $n == $m && $n > 100,
+	"another role's tables named after the calling backend: the plain table's $m pairs ($n)") or diag $err;
+$coord->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA public FROM squatter; DROP ROLE squatter');
+# The Citus path writes its scratch tables: in a read-only transaction, an
+# error that says so (one server's pairs write nothing, and run).
+for my $case ([ 'BEGIN READ ONLY;', 'minhash_similar_pairs', '' ],
+	[ 'SET default_transaction_read_only = on;', 'minhash_clusters', ", mode => 'representative'" ])
+{
+	my ($ro, $fn, $more) = @$case;
+	($ret, $out, $err) = $coord->psql('postgres', qq{\\set VERBOSITY verbose
+		$ro SELECT count(*) FROM $fn('docs_x_lsh', 'id', 0.6$more)});
+	like($err, qr/ERROR:  25006: $fn on Citus table "docs_x" cannot run in a read-only transaction\n(.*\n)*HINT:  Call it in a read-write transaction/,
+		"$ro $fn on a distributed table: the error of a read-only transaction, with a hint");
+	is($coord->safe_psql('postgres', "$ro SELECT count(*) > 100 FROM $fn('docs_x_ref_lsh', 'id', 0.6$more)"),
+		't', "... and on the plain table, the pairs");
+}
+
 # --- an attacker's table: code of its owner never runs as the caller ---
 # mallory owns tables whose columns are of her domains (a CHECK calling her
 # function) and of her enum (an assignment cast to bigint through her
@@ -873,7 +908,7 @@ is($coord->safe_psql('postgres', qq{
 	CREATE TEMP TABLE b AS SELECT * FROM minhash_similar_pairs('here_ref_lsh', 'id', 0.5);
 	SELECT (SELECT count(*) FROM a) || '|' || (SELECT count(*) FROM b) || '|' ||
 	       (SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) x)});
-like($err, qr/executing the command locally: SELECT .* FROM \(public\.minhash_pairs_\d+_\d+_e_\d+ x JOIN/,
+like($err, qr/executing the command locally: SELECT .* FROM \(public\.minhash_pairs_[0-9a-f]{16}_e_\d+ x JOIN/,
 	'the final query of the pairs runs locally on the coordinator\'s shards');
 ($n, $m, $diff) = split /\|/, $out;
 ok($ret == 0 && $n == $m && $diff == 0 && $n > 1000,

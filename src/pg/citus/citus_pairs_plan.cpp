@@ -14,6 +14,8 @@ extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -416,6 +418,27 @@ citus_pairs_plan(const PairsArgs *args, const char *funcname, CitusPairsPlan *pl
 		plan_exact(plan, args, heap);
 	plan->ext = quote_identifier(get_namespace_name(args->ext_namespace));
 	plan->threshold = args->threshold;
+
+	/*
+	 * The scratch tables are written: not in a read-only transaction, nor
+	 * on a standby (whose transactions are all read-only), where creating
+	 * the first would fail with an error about a statement the caller did
+	 * not write
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s on Citus table \"%s\" cannot run during recovery", funcname,
+						RelationGetRelationName(heap)),
+				 errdetail("It computes the pairs in scratch tables distributed over the workers, created in the table's schema and dropped before it returns."),
+				 errhint("Call it on the primary coordinator.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s on Citus table \"%s\" cannot run in a read-only transaction", funcname,
+						RelationGetRelationName(heap)),
+				 errdetail("It computes the pairs in scratch tables distributed over the workers, created in the table's schema and dropped before it returns."),
+				 errhint("Call it in a read-write transaction (BEGIN READ WRITE, or default_transaction_read_only = off).")));
 
 	/* the scratch tables go beside the table: the caller must be able to create there */
 	if (mh_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE) != ACLCHECK_OK)

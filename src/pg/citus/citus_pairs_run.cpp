@@ -34,9 +34,10 @@
  *
  * Rows are named by (worker_hash(distribution column), ctid): rows of equal
  * hash live in one shard, whose ctids are distinct. The scratch tables are
- * unlogged, live in the indexed table's schema, belong to the caller and are
- * dropped before the function returns (an error rolls them back with the
- * transaction). In
+ * unlogged, live in the indexed table's schema under random names
+ * (scratch_base), belong to the caller and are dropped before the function
+ * returns (an error rolls them back with the transaction): the functions
+ * write, and refuse a read-only transaction (citus_pairs_plan). In
  * READ COMMITTED each step sees the rows committed when it starts; under
  * REPEATABLE READ Citus keeps one snapshot per worker for the transaction.
  *
@@ -80,6 +81,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -163,6 +165,60 @@ note_too_large(HTAB *rows, int32 h, ItemPointer tid)
 }
 
 /*
+ * The scratch tables' names: minhash_pairs_<16 random hex digits>_{b,c,e}
+ * in the schema nsp. Unpredictable, so that no role with CREATE there can
+ * take them beforehand and make the calls of others fail; names in use
+ * (a relation, or a type, which each table also creates) are passed over.
+ */
+static char *
+scratch_base(const CitusPairsPlan *plan, const char *nsp)
+{
+	static const char *const suffixes[] = {"_b", "_c", "_e"};
+
+	for (int attempt = 0; attempt < 4; attempt++)
+	{
+		uint32		r[2];
+		char	   *base;
+		bool		taken = false;
+
+		if (!pg_strong_random(r, sizeof(r)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a random name for the scratch tables of %s", plan->funcname)));
+		base = psprintf("minhash_pairs_%08x%08x", r[0], r[1]);
+		for (int i = 0; i < 3 && !taken; i++)
+		{
+			char	   *name = psprintf("%s%s", base, suffixes[i]);
+
+			taken = OidIsValid(get_relname_relid(name, plan->scratch_nsp)) ||
+				OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(name),
+										   ObjectIdGetDatum(plan->scratch_nsp)));
+		}
+		if (!taken)
+			return base;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DUPLICATE_TABLE),
+			 errmsg("%s on Citus table \"%s\" could not name its scratch tables in schema \"%s\"",
+					plan->funcname, get_rel_name(plan->relid), nsp),
+			 errdetail("Each random name tried was taken by a relation or type named minhash_pairs_..._b, _c or _e.")));
+	return NULL;				/* not reached */
+}
+
+/*
+ * Step D's FROM and WHERE: the candidates, two rows of one key whose first
+ * agreeing band is the key's; more (a LATERAL item) joined after the pair.
+ */
+static const char *
+candidates(const CitusPairsPlan *plan, const char *entries_t, const char *more)
+{
+	return psprintf(" FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
+					"  AND (x.h, x.tid) < (y.h, y.tid)%s"
+					" WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band",
+					entries_t, entries_t, more, plan->ext, plan->bands, plan->rows, plan->depth);
+}
+
+/*
  * Runs steps A-D (top of this file) and calls fn for each verified pair;
  * with_rows adds the rows' names (clusters). Nothing if no shard ever saw a
  * signature.
@@ -170,9 +226,8 @@ note_too_large(HTAB *rows, int32 h, ItemPointer tid)
 void
 citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void *arg)
 {
-	static uint32 counter = 0;
 	const char *nsp = get_namespace_name(plan->scratch_nsp);
-	char	   *base = psprintf("minhash_pairs_%d_%u", MyProcPid, ++counter);
+	char	   *base = scratch_base(plan, nsp);
 	const char *bands_t = quote_qualified_identifier(nsp, psprintf("%s_b", base));
 	const char *cand_t = quote_qualified_identifier(nsp, psprintf("%s_c", base));
 	const char *entries_t = quote_qualified_identifier(nsp, psprintf("%s_e", base));
@@ -187,7 +242,6 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 	int			ncols = 3 + (named ? 4 : 0) + (with_keep ? 2 : 0) + (plan->exact ? 3 : 0);
 	HTAB	   *too_large = NULL;
 	const char *sim;
-	const char *pairs_of_keys;
 	const char *keys;
 
 	if (plan->bands == 0)
@@ -262,11 +316,6 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 	 * (pairs_emit_verified); the candidates with such a row come back too,
 	 * similar or not (the coordinator counts the rows and decides).
 	 */
-	/* the candidates: two rows of one key, whose first agreeing band is the key's */
-	pairs_of_keys = psprintf(" FROM %s x JOIN %s y ON x.bkey = y.bkey AND x.band = y.band"
-							 "  AND (x.h, x.tid) < (y.h, y.tid)"
-							 " WHERE %s.minhash_first_band(x.sig, y.sig, %d, %d, %d) = x.band",
-							 entries_t, entries_t, plan->ext, plan->bands, plan->rows, plan->depth);
 	keys = plan->key_ordered && !with_rows ? "LEAST(x.key, y.key), GREATEST(x.key, y.key)" : "x.key, y.key";
 	if (plan->exact)
 	{
@@ -274,21 +323,32 @@ citus_pairs_run(const CitusPairsPlan *plan, bool with_rows, CitusPairFn fn, void
 		const char *big = psprintf("pg_catalog.cardinality(x.sh) > %s OR pg_catalog.cardinality(y.sh) > %s",
 								   limit, limit);
 
-		sim = psprintf("CASE WHEN %s THEN %s.jaccard(x.sig, y.sig) ELSE %s.jaccard(x.sh, y.sh) END",
+		/*
+		 * The similarity, computed once per candidate: written in both the
+		 * select list and the WHERE clause, PostgreSQL would compute it in
+		 * both (it has no common subexpressions), the exact Jaccard of every
+		 * pair twice. A LATERAL function of the joined rows runs once per
+		 * candidate, above the join, and Citus pushes it down with the join.
+		 * (A one-row VALUES or a subquery without FROM is pulled up, its
+		 * expression copied to each use; an OFFSET 0 subquery is not pushed
+		 * down to the shards.)
+		 */
+		sim = psprintf(" CROSS JOIN LATERAL pg_catalog.unnest(ARRAY[CASE WHEN %s THEN %s.jaccard(x.sig, y.sig)"
+					   " ELSE %s.jaccard(x.sh, y.sh) END]) AS s(sim)",
 					   big, plan->ext, plan->ext);
-		final = psprintf("SELECT %s, %s, x.h, x.tid, y.h, y.tid%s,"
+		final = psprintf("SELECT %s, s.sim, x.h, x.tid, y.h, y.tid%s,"
 						 " pg_catalog.cardinality(x.sh) > %s, pg_catalog.cardinality(y.sh) > %s,"
 						 " x.sh IS NULL OR y.sh IS NULL"
-						 "%s AND (%s >= %s::float8 OR %s)",
-						 keys, sim, with_keep ? ", x.keep, y.keep" : "", limit, limit,
-						 pairs_of_keys, sim, psprintf("'%.17g'", plan->threshold), big);
+						 "%s AND (s.sim >= %s::float8 OR %s)",
+						 keys, with_keep ? ", x.keep, y.keep" : "", limit, limit,
+						 candidates(plan, entries_t, sim), psprintf("'%.17g'", plan->threshold), big);
 	}
 	else
 		final = psprintf("SELECT %s, %s.jaccard(x.sig, y.sig)%s%s"
 						 "%s AND %s.minhash_similar(x.sig, y.sig, %s::float8)",
 						 keys, plan->ext, with_rows ? ", x.h, x.tid, y.h, y.tid" : "",
 						 with_keep ? ", x.keep, y.keep" : "",
-						 pairs_of_keys, plan->ext, psprintf("'%.17g'", plan->threshold));
+						 candidates(plan, entries_t, ""), plan->ext, psprintf("'%.17g'", plan->threshold));
 	check_scratch_rows(plan, entries_t, entries);
 	portal = open_scratch_cursor(final);
 	for (;;)
