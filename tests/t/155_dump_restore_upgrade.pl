@@ -566,7 +566,7 @@ sub upgrade
 	is($to->safe_psql('app', $stats_sql), $major >= 18 ? $stats_before : '',
 		$major >= 18
 		? "$label: the signature columns' statistics are carried over (PostgreSQL $major)"
-		: "$label: PostgreSQL $major's pg_upgrade carries no statistics (ANALYZE after it)");
+		: "$label: PostgreSQL ${major}'s pg_upgrade carries no statistics (ANALYZE after it)");
 	my $dumpall_after = "$tmp/$label-after.sql";
 	$to->command_ok([ 'pg_dumpall', '--no-sync', '-f', $dumpall_after ], "$label: pg_dumpall after");
 	ok(filtered($dumpall_before) eq filtered($dumpall_after), "$label: pg_dumpall after equals before")
