@@ -43,21 +43,11 @@ bash scripts/citus.sh --check
 SCRATCH_KEEP=$keep
 scratch_dir citus
 dir=$SCRATCH
-nodes=(coord)
-for i in $(seq 1 "$workers"); do nodes+=("worker$i"); done
-for n in "${nodes[@]}"; do
-    # scratch_cluster sources each env; stopped at exit
-    scratch_cluster "$n" "shared_preload_libraries = 'citus'" "session_preload_libraries = 'minhash'" \
-        "max_connections = 100" "max_worker_processes = 16" "shared_buffers = 256MB" \
-        "citus.shard_count = $shards" "log_statement = none" >/dev/null
-done
-on() { local n=$1; shift; (. "$dir/$n/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
-for n in "${nodes[@]}"; do on "$n" -c "CREATE EXTENSION citus" >/dev/null; done
-cport=$(. "$dir/coord/env" && echo "$PGPORT")
-on coord -c "SELECT citus_set_coordinator_host('127.0.0.1', $cport)" >/dev/null
-for i in $(seq 1 "$workers"); do
-    on coord -c "SELECT citus_add_node('127.0.0.1', $(. "$dir/worker$i/env" && echo "$PGPORT"))" >/dev/null
-done
+. bench/lib/citus_cluster.sh
+# scratch_cluster sources each env; stopped at exit
+citus_cluster "$workers" "shared_preload_libraries = 'citus'" "session_preload_libraries = 'minhash'" \
+    "max_connections = 100" "max_worker_processes = 16" "shared_buffers = 256MB" \
+    "citus.shard_count = $shards" "log_statement = none"
 
 echo "loading $rows rows into docs ($shards shards on $workers workers) and docs_local ..." >&2
 t0=$(date +%s.%N)

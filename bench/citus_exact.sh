@@ -39,20 +39,9 @@ gen=build/core/minhash-gen
 . scripts/pgcluster.sh
 scratch_dir citus-exact
 dir=$SCRATCH
-nodes=(coord)
-for i in $(seq 1 "$workers"); do nodes+=("worker$i"); done
-for n in "${nodes[@]}"; do
-    scratch_cluster "$n" "shared_preload_libraries = 'citus,minhash'" "max_worker_processes = 16" \
-        "shared_buffers = 256MB" "citus.shard_count = $shards" "log_statement = none" \
-        "track_functions = all" >/dev/null
-done
-on() { local n=$1; shift; (. "$dir/$n/env" && "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"); }
-for n in "${nodes[@]}"; do on "$n" -c "CREATE EXTENSION citus" >/dev/null; done
-cport=$(. "$dir/coord/env" && echo "$PGPORT")
-on coord -c "SELECT citus_set_coordinator_host('127.0.0.1', $cport)" >/dev/null
-for i in $(seq 1 "$workers"); do
-    on coord -c "SELECT citus_add_node('127.0.0.1', $(. "$dir/worker$i/env" && echo "$PGPORT"))" >/dev/null
-done
+. bench/lib/citus_cluster.sh
+citus_cluster "$workers" "shared_preload_libraries = 'citus,minhash'" "max_worker_processes = 16" \
+    "shared_buffers = 256MB" "citus.shard_count = $shards" "log_statement = none" "track_functions = all"
 
 # (--long: no truth file, whose exact Jaccard of every planted pair takes minutes)
 if [ -n "$long" ]; then
