@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC1090,SC1091
 # A Citus cluster on loopback for the Citus benchmarks (bench/citus.sh,
 # bench/citus_exact.sh). Source after scripts/pgcluster.sh's scratch_dir, with
 # PGBIN set:
