@@ -288,33 +288,9 @@ void donors_by_table(const uint16_t *arrival, const int *filled, int nfilled, co
                                                                 : next_filled_in_order(empty, k, i);
 }
 
-template <typename Donor>
-void fill_empty_bins(const uint32_t *donor_value, const bool *empty, int k, uint32_t *sig,
-                     Donor &&donor) {
-    for (int i = 0; i < k; ++i)
-        sig[i] = donor_value[empty[i] ? donor(i) : i];
-}
-
-}  // namespace
-
-namespace detail {
-
-void oph_densify_by_probing(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept {
-    const int k = clamp_bins(family.num_bins);
-    bool empty[kMaxNumPerm];
-    uint32_t donor_value[kMaxNumPerm];
-    for (int i = 0; i < k; ++i)
-        empty[i] = sketch[i] == kEmptyValue;
-    std::copy(sketch, sketch + k, donor_value);
-    if (std::find(empty, empty + k, false) == empty + k)
-        return std::copy(sketch, sketch + k, sig), void();
-    fill_empty_bins(donor_value, empty, k, sig,
-                    [&](int i) { return donor_by_probing(family, empty, k, i); });
-}
-
-}  // namespace detail
-
-void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept {
+// Densification by the definition (probing), or through the table of first
+// arrivals where it pays and may_use_table.
+void densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig, bool may_use_table) noexcept {
     const int k = clamp_bins(family.num_bins);
     // Which bins are empty, decided before any is filled (sig may alias sketch).
     bool empty[kMaxNumPerm];
@@ -332,22 +308,37 @@ void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig)
     }
     uint32_t donor_value[kMaxNumPerm];
     std::copy(sketch, sketch + k, donor_value);
-    int donor[kTableMaxBins];
+    // each empty bin's donor: from the table where it pays (and this thread
+    // holds it), else by probing
+    int donor[kMaxNumPerm];
     bool by_table = false;
-    if (table_pays(k, nfilled)) {
+    if (may_use_table && table_pays(k, nfilled)) {
         const TableLease lease;
         if (lease.held()) {
             donors_by_table(first_arrivals(family, k), filled, nfilled, empty, k, donor);
             by_table = true;
         }
     }
-    if (by_table) {
-        fill_empty_bins(donor_value, empty, k, sig, [&](int i) { return donor[i]; });
-    } else {
-        fill_empty_bins(donor_value, empty, k, sig,
-                        [&](int i) { return donor_by_probing(family, empty, k, i); });
-    }
+    for (int i = 0; !by_table && i < k; ++i)
+        if (empty[i])
+            donor[i] = donor_by_probing(family, empty, k, i);
+    for (int i = 0; i < k; ++i)
+        sig[i] = donor_value[empty[i] ? donor[i] : i];
 }
+
+}  // namespace
+
+void oph_densify(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept {
+    densify(family, sketch, sig, true);
+}
+
+namespace detail {
+
+void oph_densify_by_probing(const OphFamily &family, const uint32_t *sketch, uint32_t *sig) noexcept {
+    densify(family, sketch, sig, false);
+}
+
+}  // namespace detail
 
 namespace {
 

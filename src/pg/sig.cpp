@@ -313,26 +313,18 @@ minhash_sig_estimate_in(FmgrInfo *flinfo, const MinHashSig *a, const MinHashSig 
 	minhash_check_compatible(a, b);
 	if (MinHashSigFamily(a) == MINHASH_FAMILY_OPH && width == MINHASH_WIDTH_32)
 	{
+		DensifiedArg local[2];	/* no flinfo: densified here, not kept */
+		DensifiedArg *cache = local;
+
 		if (flinfo != NULL)
 		{
-			DensifiedArg *cache = (DensifiedArg *) flinfo->fn_extra;
-
-			if (cache == NULL)
-			{
-				cache = (DensifiedArg *) MemoryContextAllocZero(flinfo->fn_mcxt, 2 * sizeof(DensifiedArg));
-				flinfo->fn_extra = cache;
-			}
-			same = minhash::matching_values(densified(&cache[0], a), densified(&cache[1], b), k);
+			if (flinfo->fn_extra == NULL)
+				flinfo->fn_extra = MemoryContextAllocZero(flinfo->fn_mcxt, 2 * sizeof(DensifiedArg));
+			cache = (DensifiedArg *) flinfo->fn_extra;
 		}
 		else
-		{
-			uint32		da[MINHASH_MAX_NUM_PERM];
-			uint32		db[MINHASH_MAX_NUM_PERM];
-
-			densify(a, da);
-			densify(b, db);
-			same = minhash::matching_values(da, db, k);
-		}
+			local[0].num_perm = local[1].num_perm = 0;
+		same = minhash::matching_values(densified(&cache[0], a), densified(&cache[1], b), k);
 	}
 	else
 		same = minhash::matching_packed(a->values, b->values, k, (minhash::ValueWidth) width);
